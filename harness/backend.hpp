@@ -1,0 +1,60 @@
+// A backend is where runners execute (host CPU or a CUDA device). The harness
+// talks to it only through this interface: availability, the JSON context it
+// contributes (device, ceilings), memory left, and timing of one sample.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "harness/registry.hpp"
+
+namespace attnbench {
+
+// A failure inside a backend call (CUDA/cuBLAS error text included). When
+// `sticky` is set the context is unusable: the harness records the
+// configuration as failed and ends the process; `--resume` carries on.
+struct backend_error : std::runtime_error {
+  bool sticky = false;
+  backend_error(const std::string& what, bool is_sticky = false)
+      : std::runtime_error(what), sticky(is_sticky) {}
+};
+
+struct timing_options {
+  bool hot = false;  // skip the L2 flush before each timed sample (GPU)
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+  virtual backend_kind kind() const = 0;
+  // Device description, measured and theoretical ceilings, kernel resources:
+  // merged into the JSON "context" (schema in docs/json_schema.md).
+  virtual nlohmann::json context(bool measure_ceilings) = 0;
+  // Bytes the backend can still allocate for one run (inputs, outputs, workspace).
+  virtual std::int64_t free_memory_bytes() = 0;
+  // True: samples come from timed_sample() (Google Benchmark manual time).
+  // False: the harness times run() itself with Google Benchmark real time.
+  virtual bool manual_time() const = 0;
+  // One timed sample: flush caches (unless opt.hot), then run `batch` launches
+  // of r and return the seconds per launch. Throws backend_error.
+  virtual double timed_sample(runner& r, int batch, const timing_options& opt) = 0;
+  // Waits for queued work; throws backend_error on an asynchronous failure.
+  virtual void synchronize() = 0;
+  // Named range around a launch, visible in Nsight (no-op on the CPU).
+  virtual void range_push(const std::string& name) = 0;
+  virtual void range_pop() = 0;
+};
+
+std::unique_ptr<backend> make_cpu_backend();
+#ifdef ATTNBENCH_WITH_CUDA
+// Throws backend_error with the reason when no usable device is present.
+std::unique_ptr<backend> make_cuda_backend();
+#endif
+// "cuda" when built with CUDA and a device is usable, else "cpu"; `why` gets
+// the reason the GPU is not used.
+backend_kind best_available_backend(std::string* why = nullptr);
+
+}  // namespace attnbench

@@ -1,0 +1,73 @@
+// The attention problem: shapes, dtype, mask and tile sizes of one run.
+//
+// Layouts (row-major, contiguous): Q and O are [B, H, Nq, d]; K and V are
+// [B, Hkv, Nkv, d]. Query head h reads KV head h / (H / Hkv).
+// Masks align queries to the END of the keys (bottom-right, FlashAttention
+// >= 2.1): query i sits at key position i' = i + Nkv - Nq. See docs/masks.md.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace attnbench {
+
+enum class dtype { fp32, fp16, bf16 };
+enum class feature_map { elu1 };  // linear attention: phi(x) = elu(x) + 1
+
+std::string_view to_string(dtype t);
+dtype parse_dtype(std::string_view s);
+int dtype_bytes(dtype t);
+
+// Thrown for any bad user input; the message is one line naming the bad value.
+// Front ends print it and exit with status 2.
+struct input_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class mask_kind { none, causal, local };
+
+struct mask_spec {
+  mask_kind kind = mask_kind::none;
+  std::int64_t left = 0;    // local: keys j >= i' - left are visible
+  std::int64_t right = 0;   // local: keys j <= i' + right are visible
+  std::int64_t global = 0;  // keys j < global see every query; queries i < global see every key
+
+  bool is_none() const { return kind == mask_kind::none && global == 0; }
+  bool operator==(const mask_spec&) const = default;
+};
+
+// "none", "causal", "local:L,R", each optionally followed by "+global:G";
+// "global:G" alone means none+global:G. Throws input_error.
+mask_spec parse_mask(std::string_view s);
+// Canonical text, the inverse of parse_mask (used in benchmark names).
+std::string to_string(const mask_spec& m);
+
+struct problem {
+  std::int64_t B = 1, H = 1, Hkv = 1, Nq = 1, Nkv = 1, d = 64;
+  dtype type = dtype::fp32;
+  mask_spec mask;
+  std::int64_t Br = 64, Bc = 64;
+  feature_map phi = feature_map::elu1;
+
+  std::int64_t group() const { return H / Hkv; }  // query heads per KV head
+  std::int64_t kv_head(std::int64_t h) const { return h / group(); }
+  std::int64_t q_elems() const { return B * H * Nq * d; }
+  std::int64_t kv_elems() const { return B * Hkv * Nkv * d; }
+  std::int64_t o_elems() const { return q_elems(); }
+  std::int64_t rows() const { return B * H * Nq; }  // query rows (also log-sum-exp entries)
+  bool operator==(const problem&) const = default;
+};
+
+// Throws input_error naming the first bad value (non-positive sizes, H % Hkv,
+// d or tile sizes out of range, mask parameters out of range).
+void validate(const problem& p);
+
+// "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"
+std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p);
+
+// Parses a positive integer for option/axis `what`; throws input_error.
+std::int64_t parse_positive(std::string_view s, std::string_view what);
+
+}  // namespace attnbench

@@ -1,0 +1,5 @@
+#include "harness/registry.hpp"
+
+namespace attnbench {
+void add_cpu_variants(std::vector<variant>&) {}
+}  // namespace attnbench

@@ -1,0 +1,5 @@
+#include "harness/registry.hpp"
+
+namespace attnbench {
+void add_cuda_variants(std::vector<variant>&) {}
+}  // namespace attnbench

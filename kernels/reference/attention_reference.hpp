@@ -1,0 +1,33 @@
+// fp64 CPU reference for softmax and linear attention: plain loops over
+// (query row, key), obviously right, no tiling. Computes only the requested
+// rows so large problems can be spot-checked (harness/tensors.hpp sample_rows).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "harness/registry.hpp"
+
+namespace attnbench {
+
+struct reference_rows {
+  std::vector<double> o;    // rows.size() * d
+  std::vector<double> lse;  // rows.size(); -inf for rows with no visible key (softmax only)
+};
+
+// softmax(Q K^T / sqrt(d) + mask) V for the given flat rows (b * H + h) * Nq + i;
+// a row with no visible key gives zeros. Multithreaded over rows.
+reference_rows reference_softmax(const host_inputs& in, std::span<const std::int64_t> rows);
+
+// Linear attention, phi = elu + 1: O_i = phi(q_i)^T S_i / (phi(q_i)^T z_i) with
+// S_i = sum_j phi(k_j) v_j^T, z_i = sum_j phi(k_j) over j visible to i
+// (mask none: all keys; causal: j <= i'). Other masks are rejected.
+reference_rows reference_linear(const host_inputs& in, std::span<const std::int64_t> rows);
+
+inline reference_rows reference_for(attention_math m, const host_inputs& in,
+                                    std::span<const std::int64_t> rows) {
+  return m == attention_math::softmax ? reference_softmax(in, rows) : reference_linear(in, rows);
+}
+
+}  // namespace attnbench

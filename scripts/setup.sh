@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Idempotent setup: installs the build and test dependencies of attnbench.
+# Debian packages via apt-get (as root), Python packages via pip into the
+# current interpreter. Safe to run again: installs only what is missing.
+# Set ATTNBENCH_NO_APT=1 on machines without apt (e.g. the lent GPU box; see
+# scripts/gpu_check.sh, which carries Debian packages instead).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+apt_pkgs=(cmake ninja-build g++ pkg-config libbenchmark-dev libgtest-dev libgmock-dev
+          libfmt-dev nlohmann-json3-dev libopenblas-dev)
+
+if [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
+  missing=()
+  for p in "${apt_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}" >&2
+    sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+fi
+
+py="${PYTHON:-python3}"
+if ! "$py" -c 'import numpy, matplotlib, pytest' 2>/dev/null; then
+  echo "setup: installing Python requirements" >&2
+  "$py" -m pip install -q -r "$here/requirements.txt"
+fi
