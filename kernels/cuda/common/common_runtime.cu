@@ -1,0 +1,78 @@
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/dtype_traits.cuh"
+
+namespace attnbench::cuda {
+
+cudaStream_t stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created = nullptr;
+    ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+    return created;
+  }();
+  return s;
+}
+
+namespace {
+
+template <class T>
+void upload(device_buffer& dst, const std::vector<float>& src) {
+  std::vector<T> tmp(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) tmp[i] = from_float<T>(src[i]);
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), tmp.data(), tmp.size() * sizeof(T),
+                                  cudaMemcpyHostToDevice, stream()));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+template <class T>
+std::vector<float> download(const device_buffer& src, std::size_t n) {
+  std::vector<T> tmp(n);
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src.get(), n * sizeof(T), cudaMemcpyDeviceToHost,
+                                  stream()));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  std::vector<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = to_float(tmp[i]);
+  return out;
+}
+
+}  // namespace
+
+std::int64_t device_runner::base_memory_bytes(const problem& p) {
+  const std::int64_t e = dtype_bytes(p.type);
+  return e * (p.q_elems() + 2 * p.kv_elems() + p.o_elems()) + 4 * p.rows();
+}
+
+device_runner::device_runner(const problem& p, bool writes_lse)
+    : p_(p),
+      writes_lse_(writes_lse),
+      q_(p.q_elems() * dtype_bytes(p.type)),
+      k_(p.kv_elems() * dtype_bytes(p.type)),
+      v_(p.kv_elems() * dtype_bytes(p.type)),
+      o_(p.o_elems() * dtype_bytes(p.type)),
+      lse_(writes_lse ? p.rows() * sizeof(float) : 0) {}
+
+void device_runner::set_inputs(const host_inputs& in) {
+  dispatch_dtype(p_.type, [&](auto t) {
+    using T = decltype(t);
+    upload<T>(q_, in.q);
+    upload<T>(k_, in.k);
+    upload<T>(v_, in.v);
+  });
+}
+
+void device_runner::poison_outputs() {
+  ATTN_CUDA_CHECK(cudaMemsetAsync(o_.get(), 0xFF, o_.bytes(), stream()));
+  if (writes_lse_) ATTN_CUDA_CHECK(cudaMemsetAsync(lse_.get(), 0xFF, lse_.bytes(), stream()));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+host_outputs device_runner::get_outputs() {
+  host_outputs out;
+  dispatch_dtype(p_.type, [&](auto t) { out.o = download<decltype(t)>(o_, p_.o_elems()); });
+  if (writes_lse_) out.lse = download<float>(lse_, p_.rows());
+  return out;
+}
+
+}  // namespace attnbench::cuda

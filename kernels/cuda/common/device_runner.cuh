@@ -1,0 +1,32 @@
+// Base of every CUDA runner: owns Q, K, V (in p.type), O (in p.type) and the
+// log-sum-exp (fp32) on the device, converts inputs on upload and outputs on
+// download, and poisons outputs with NaN (all-ones bit pattern, a NaN in
+// fp32, fp16 and bf16) so elements a kernel never writes show up.
+// Subclasses allocate their workspace in the constructor and implement run(),
+// which enqueues on cuda::stream() without synchronising.
+#pragma once
+
+#include <cstdint>
+
+#include "harness/registry.hpp"
+#include "kernels/cuda/common/device_buffer.cuh"
+
+namespace attnbench::cuda {
+
+class device_runner : public runner {
+ public:
+  device_runner(const problem& p, bool writes_lse);
+  void set_inputs(const host_inputs& in) override;
+  void poison_outputs() override;
+  host_outputs get_outputs() override;
+
+  // Device bytes of Q, K, V, O and lse for p (what this base allocates).
+  static std::int64_t base_memory_bytes(const problem& p);
+
+ protected:
+  problem p_;
+  bool writes_lse_;
+  device_buffer q_, k_, v_, o_, lse_;
+};
+
+}  // namespace attnbench::cuda
