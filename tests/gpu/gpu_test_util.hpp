@@ -1,0 +1,68 @@
+// Shared by the GPU tests: the skip-with-reason rule and one "run a registry
+// row and compare with the fp64 reference" step. Without a usable device
+// every GPU test calls GTEST_SKIP() with the reason, so ctest lists it as
+// skipped, never as passed.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "harness/registry.hpp"
+#include "harness/tensors.hpp"
+#include "kernels/cuda/common/device_buffer.cuh"
+#include "kernels/reference/attention_reference.hpp"
+
+namespace attnbench::testing {
+
+// Empty when a CUDA device is usable, else why not.
+inline std::string no_device_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess)
+    return std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(e);
+  if (n == 0) return "no CUDA device present";
+  return {};
+}
+
+#define ATTN_REQUIRE_GPU()                                                      \
+  do {                                                                          \
+    const std::string attn_why_ = ::attnbench::testing::no_device_reason();      \
+    if (!attn_why_.empty()) GTEST_SKIP() << attn_why_;                          \
+  } while (0)
+
+struct checked_run {
+  error_report err;
+  host_outputs out;
+};
+
+// Runs registry row `v` on `p` (inputs from make_inputs(p, seed)), outputs
+// poisoned first, and compares the rows `rows` (all rows when empty) with the
+// fp64 reference. Throws on CUDA errors (the test then fails with the text).
+inline checked_run run_and_check(const variant& v, const problem& p, std::int64_t max_rows = 1 << 30,
+                                 std::uint64_t seed = 1234) {
+  const host_inputs in = make_inputs(p, seed);
+  auto r = v.make_runner(p);
+  r->set_inputs(in);
+  r->poison_outputs();
+  r->run();
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  checked_run c;
+  c.out = r->get_outputs();
+  const auto rows = sample_rows(p, max_rows);
+  const reference_rows ref = reference_for(v.math, in, rows);
+  const std::span<const double> ref_lse =
+      v.writes_lse ? std::span<const double>(ref.lse) : std::span<const double>();
+  c.err = compare_rows(p, c.out.o, c.out.lse, rows, ref.o, ref_lse);
+  return c;
+}
+
+// Error bound for fp16/bf16 results: at most 2x the cuBLAS unfused baseline's
+// error on the same problem, plus a small floor for near-exact cases.
+inline double low_precision_bound(double baseline_rel_err) {
+  return 2.0 * baseline_rel_err + 1e-6;
+}
+
+}  // namespace attnbench::testing
