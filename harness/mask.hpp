@@ -24,13 +24,13 @@ namespace attnbench {
 // Half-open interval [lo, hi); empty when lo >= hi.
 struct span64 {
   std::int64_t lo = 0, hi = 0;
-  bool empty() const { return lo >= hi; }
-  std::int64_t size() const { return empty() ? 0 : hi - lo; }
-  bool contains(std::int64_t x) const { return lo <= x && x < hi; }
+  ATTN_HD bool empty() const { return lo >= hi; }
+  ATTN_HD std::int64_t size() const { return empty() ? 0 : hi - lo; }
+  ATTN_HD bool contains(std::int64_t x) const { return lo <= x && x < hi; }
 };
 
 // Window keys of query rows [r0, r1) (global ignored), clamped to [0, Nkv).
-inline span64 window_keys(const problem& p, std::int64_t r0, std::int64_t r1) {
+ATTN_HD inline span64 window_keys(const problem& p, std::int64_t r0, std::int64_t r1) {
   const std::int64_t shift = p.Nkv - p.Nq;
   std::int64_t lo = 0, hi = p.Nkv;
   switch (p.mask.kind) {
@@ -47,13 +47,13 @@ inline span64 window_keys(const problem& p, std::int64_t r0, std::int64_t r1) {
   return {lo, hi};
 }
 
-inline bool is_visible(const problem& p, std::int64_t i, std::int64_t j) {
+ATTN_HD inline bool is_visible(const problem& p, std::int64_t i, std::int64_t j) {
   if (i < p.mask.global || j < p.mask.global) return true;
   return window_keys(p, i, i + 1).contains(j);
 }
 
 // Number of visible keys of query row i.
-inline std::int64_t visible_keys(const problem& p, std::int64_t i) {
+ATTN_HD inline std::int64_t visible_keys(const problem& p, std::int64_t i) {
   if (i < p.mask.global) return p.Nkv;
   const span64 w = window_keys(p, i, i + 1);
   const std::int64_t g = std::min(p.mask.global, p.Nkv);
@@ -63,25 +63,25 @@ inline std::int64_t visible_keys(const problem& p, std::int64_t i) {
 }
 
 // Visible (query, key) pairs of one (batch, head): exact for every mask.
-inline std::int64_t visible_pairs_per_head(const problem& p) {
+ATTN_HD inline std::int64_t visible_pairs_per_head(const problem& p) {
   std::int64_t n = 0;
   for (std::int64_t i = 0; i < p.Nq; ++i) n += visible_keys(p, i);
   return n;
 }
 
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-inline std::int64_t num_q_tiles(const problem& p) { return ceil_div(p.Nq, p.Br); }
-inline std::int64_t num_kv_tiles(const problem& p) { return ceil_div(p.Nkv, p.Bc); }
+ATTN_HD inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+ATTN_HD inline std::int64_t num_q_tiles(const problem& p) { return ceil_div(p.Nq, p.Br); }
+ATTN_HD inline std::int64_t num_kv_tiles(const problem& p) { return ceil_div(p.Nkv, p.Bc); }
 
 // Key tiles that query tile `qt` must visit because some pair in them is
 // visible: tiles [first.lo, first.hi) then [second.lo, second.hi), disjoint
 // and ascending (first is the global-key prefix, second the window).
 struct tile_spans {
   span64 first, second;
-  std::int64_t count() const { return first.size() + second.size(); }
+  ATTN_HD std::int64_t count() const { return first.size() + second.size(); }
 };
 
-inline tile_spans visible_kv_tiles(const problem& p, std::int64_t qt) {
+ATTN_HD inline tile_spans visible_kv_tiles(const problem& p, std::int64_t qt) {
   const std::int64_t r0 = qt * p.Br, r1 = std::min(p.Nq, r0 + p.Br);
   const std::int64_t nt = num_kv_tiles(p);
   if (r0 < p.mask.global) return {{0, nt}, {nt, nt}};
@@ -97,7 +97,7 @@ inline tile_spans visible_kv_tiles(const problem& p, std::int64_t qt) {
 // Key tiles visited by a FlashAttention-2-style loop that only honours the
 // causal bound (FA2's n_block_max): all tiles up to the last one holding a
 // key j <= i' of the tile's last row; every tile for other masks.
-inline span64 causal_bounded_kv_tiles(const problem& p, std::int64_t qt) {
+ATTN_HD inline span64 causal_bounded_kv_tiles(const problem& p, std::int64_t qt) {
   const std::int64_t nt = num_kv_tiles(p);
   if (p.mask.kind != mask_kind::causal || qt * p.Br < p.mask.global) return {0, nt};
   const std::int64_t r1 = std::min(p.Nq, (qt + 1) * p.Br);

@@ -11,6 +11,13 @@
 #include <string>
 #include <string_view>
 
+// Marks small helpers usable from both host and CUDA device code.
+#if defined(__CUDACC__)
+#define ATTN_HD __host__ __device__
+#else
+#define ATTN_HD
+#endif
+
 namespace attnbench {
 
 enum class dtype { fp32, fp16, bf16 };
@@ -34,7 +41,7 @@ struct mask_spec {
   std::int64_t right = 0;   // local: keys j <= i' + right are visible
   std::int64_t global = 0;  // keys j < global see every query; queries i < global see every key
 
-  bool is_none() const { return kind == mask_kind::none && global == 0; }
+  ATTN_HD bool is_none() const { return kind == mask_kind::none && global == 0; }
   bool operator==(const mask_spec&) const = default;
 };
 
@@ -51,12 +58,12 @@ struct problem {
   std::int64_t Br = 64, Bc = 64;
   feature_map phi = feature_map::elu1;
 
-  std::int64_t group() const { return H / Hkv; }  // query heads per KV head
-  std::int64_t kv_head(std::int64_t h) const { return h / group(); }
-  std::int64_t q_elems() const { return B * H * Nq * d; }
-  std::int64_t kv_elems() const { return B * Hkv * Nkv * d; }
-  std::int64_t o_elems() const { return q_elems(); }
-  std::int64_t rows() const { return B * H * Nq; }  // query rows (also log-sum-exp entries)
+  ATTN_HD std::int64_t group() const { return H / Hkv; }  // query heads per KV head
+  ATTN_HD std::int64_t kv_head(std::int64_t h) const { return h / group(); }
+  ATTN_HD std::int64_t q_elems() const { return B * H * Nq * d; }
+  ATTN_HD std::int64_t kv_elems() const { return B * Hkv * Nkv * d; }
+  ATTN_HD std::int64_t o_elems() const { return q_elems(); }
+  ATTN_HD std::int64_t rows() const { return B * H * Nq; }  // query rows (also log-sum-exp entries)
   bool operator==(const problem&) const = default;
 };
 
