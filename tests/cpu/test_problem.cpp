@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include "harness/mask.hpp"
 #include "harness/problem.hpp"
 
 using namespace attnbench;
@@ -9,4 +8,79 @@ TEST(problem, mask_round_trip) {
   for (const char* s : {"none", "causal", "local:255,0", "local:4,4+global:16", "causal+global:2"})
     EXPECT_EQ(to_string(parse_mask(s)), s);
   EXPECT_EQ(to_string(parse_mask("global:3")), "none+global:3");
+  const mask_spec m = parse_mask("local:7,2+global:5");
+  EXPECT_EQ(m.kind, mask_kind::local);
+  EXPECT_EQ(m.left, 7);
+  EXPECT_EQ(m.right, 2);
+  EXPECT_EQ(m.global, 5);
+}
+
+TEST(problem, bad_masks_name_the_value) {
+  for (const char* s : {"", "causl", "local:5", "local:a,1", "local:-1,0", "causal+global:0",
+                        "causal+glob:3", "local:1,2,3"}) {
+    try {
+      parse_mask(s);
+      ADD_FAILURE() << "accepted '" << s << "'";
+    } catch (const input_error& e) {
+      EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+}
+
+TEST(problem, dtype_parse) {
+  EXPECT_EQ(parse_dtype("bf16"), dtype::bf16);
+  EXPECT_EQ(dtype_bytes(dtype::fp16), 2);
+  EXPECT_EQ(dtype_bytes(dtype::fp32), 4);
+  EXPECT_THROW(parse_dtype("fp8"), input_error);
+}
+
+static std::string validation_error(problem p) {
+  try {
+    validate(p);
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(problem, validate_names_the_bad_value) {
+  problem ok;
+  ok.H = 8;
+  ok.Hkv = 2;
+  EXPECT_EQ(validation_error(ok), "");
+  problem p = ok;
+  p.Hkv = 3;
+  EXPECT_NE(validation_error(p).find("Hkv=3"), std::string::npos);
+  p = ok;
+  p.Nq = 0;
+  EXPECT_NE(validation_error(p).find("Nq"), std::string::npos);
+  p = ok;
+  p.d = 300;
+  EXPECT_NE(validation_error(p).find("d=300"), std::string::npos);
+  p = ok;
+  p.Br = 48;
+  EXPECT_NE(validation_error(p).find("Br=48"), std::string::npos);
+  p = ok;
+  p.Bc = 512;
+  EXPECT_NE(validation_error(p).find("Bc=512"), std::string::npos);
+}
+
+TEST(problem, benchmark_name_encodes_every_axis) {
+  problem p;
+  p.B = 1;
+  p.H = 8;
+  p.Hkv = 2;
+  p.Nq = 1024;
+  p.Nkv = 1024;
+  p.d = 64;
+  p.mask = parse_mask("causal");
+  EXPECT_EQ(benchmark_name("flash2", "cpu", p),
+            "flash2/cpu/fp32/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64");
+}
+
+TEST(problem, parse_positive) {
+  EXPECT_EQ(parse_positive("12", "--seq"), 12);
+  EXPECT_THROW(parse_positive("0", "--seq"), input_error);
+  EXPECT_THROW(parse_positive("12x", "--seq"), input_error);
 }
