@@ -1,0 +1,171 @@
+#include "kernels/cpu/cpu_common.hpp"
+
+#include <bit>
+#include <cblas.h>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <omp.h>
+
+// Declared by OpenBLAS's cblas.h; repeated so a netlib cblas.h also compiles.
+extern "C" {
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+}
+
+// The hot row loops are compiled for AVX-512, AVX2 and baseline x86-64 and
+// picked at load time, so the default build stays portable.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ATTNBENCH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ATTNBENCH_CLONES
+#endif
+
+namespace attnbench::cpu {
+
+// ---- byte counting -------------------------------------------------------------------
+
+void byte_counter::reset() { slots_.assign(static_cast<std::size_t>(max_threads()), slot{}); }
+
+void byte_counter::add(std::int64_t bytes) { slots_[static_cast<std::size_t>(thread_id())].n += bytes; }
+
+std::int64_t byte_counter::total() const {
+  std::int64_t n = 0;
+  for (const slot& s : slots_) n += s.n;
+  return n;
+}
+
+int max_threads() { return omp_get_max_threads(); }
+int thread_id() { return omp_get_thread_num(); }
+
+// ---- BLAS ----------------------------------------------------------------------------
+
+void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(lda),
+              b, int(ldb), beta, c, int(ldc));
+}
+
+void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a,
+              int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda),
+              b, int(ldb), beta, c, int(ldc));
+}
+
+blas_single_thread::blas_single_thread() : saved_(openblas_get_num_threads()) {
+  if (saved_ != 1) openblas_set_num_threads(1);
+}
+blas_single_thread::~blas_single_thread() {
+  if (saved_ != 1) openblas_set_num_threads(saved_);
+}
+
+// ---- row operations --------------------------------------------------------------------
+
+namespace {
+
+// exp(x) to ~1 ulp for x <= 88 (Cephes expf: x = n ln2 + r, |r| <= ln2/2,
+// degree-6 polynomial, 2^n through the exponent bits); 0 below -87.3, so
+// exp(-inf) = 0 and masked scores drop out exactly. Branch-free so loops
+// vectorise; std::exp does not.
+inline float exp_approx(float x) {
+  const float xc = std::min(std::max(x, -87.3f), 88.3f);
+  float fx = xc * 1.44269504088896341f;
+  fx = (fx + 12582912.0f) - 12582912.0f;  // round to nearest (1.5 * 2^23 trick)
+  const float r = (xc - fx * 0.693359375f) + fx * 2.12194440e-4f;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * r * r + r + 1.0f;
+  const float two_n = std::bit_cast<float>((static_cast<std::int32_t>(fx) + 127) << 23);
+  return x < -87.3f ? 0.0f : y * two_n;
+}
+
+}  // namespace
+
+ATTNBENCH_CLONES float row_max(const float* x, std::int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+  for (std::int64_t j = 0; j < n; ++j) m = std::max(m, x[j]);
+  return m;
+}
+
+ATTNBENCH_CLONES float exp_sub_sum(float* x, std::int64_t n, float m) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t j = 0; j < n; ++j) {
+    x[j] = exp_approx(x[j] - m);
+    s += x[j];
+  }
+  return s;
+}
+
+ATTNBENCH_CLONES void scale(float* x, std::int64_t n, float a) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) x[j] *= a;
+}
+
+ATTNBENCH_CLONES void elu1(float* x, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) x[j] = x[j] > 0 ? x[j] + 1.0f : exp_approx(x[j]);
+}
+
+ATTNBENCH_CLONES float sum(const float* x, std::int64_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t j = 0; j < n; ++j) s += x[j];
+  return s;
+}
+
+void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
+              float masked) {
+  // Every key of the tile visible: row i sees all keys, or the tile lies in
+  // the global prefix, or inside the row's window.
+  if (i < p.mask.global || c0 + n <= p.mask.global) return;
+  const span64 w = window_keys(p, i, i + 1);
+  if (w.lo <= c0 && c0 + n <= w.hi) return;
+  for (std::int64_t j = 0; j < n; ++j)
+    if (!is_visible(p, i, c0 + j)) row[j] = masked;
+}
+
+// ---- runner base ---------------------------------------------------------------------
+
+cpu_runner::cpu_runner(const problem& p, bool writes_lse)
+    : p_(p),
+      q_(p.q_elems()),
+      k_(p.kv_elems()),
+      v_(p.kv_elems()),
+      o_(p.o_elems()),
+      lse_(writes_lse ? p.rows() : 0) {
+  bytes_.reset();
+}
+
+void cpu_runner::set_inputs(const host_inputs& in) {
+  if (!(in.p == p_) || in.q.size() != q_.size() || in.k.size() != k_.size() ||
+      in.v.size() != v_.size())
+    throw input_error(fmt::format("inputs for {} given to a runner of {}",
+                                  benchmark_name("?", "cpu", in.p), benchmark_name("?", "cpu", p_)));
+  q_ = in.q;
+  k_ = in.k;
+  v_ = in.v;
+}
+
+void cpu_runner::poison_outputs() {
+  std::fill(o_.begin(), o_.end(), std::numeric_limits<float>::quiet_NaN());
+  std::fill(lse_.begin(), lse_.end(), std::numeric_limits<float>::quiet_NaN());
+}
+
+host_outputs cpu_runner::get_outputs() { return {o_, lse_}; }
+
+}  // namespace attnbench::cpu

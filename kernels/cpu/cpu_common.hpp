@@ -1,0 +1,141 @@
+// Shared pieces of the CPU backend: the runner base (global arrays, NaN
+// poisoning, per-thread byte counters), counted copies between the global
+// arrays and a thread's tile buffers, single-threaded BLAS tile products and
+// vectorised row operations.
+//
+// "Global memory" on the CPU means the runner's arrays (Q, K, V, O, lse and
+// each algorithm's workspace); "on-chip" means a thread's tile buffers. Every
+// copy between the two goes through load()/store(), which count
+// 4 bytes per float (the CPU computes in fp32); harness/models.cpp predicts
+// the same totals with dtype_bytes(p.type), equal at fp32.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "harness/models.hpp"
+#include "harness/registry.hpp"
+
+namespace attnbench::cpu {
+
+// ---- byte counting -------------------------------------------------------------
+class byte_counter {
+ public:
+  void reset();  // one slot per OpenMP thread, zeroed
+  void add(std::int64_t bytes);  // into the calling thread's slot
+  std::int64_t total() const;
+
+ private:
+  struct alignas(64) slot {
+    std::int64_t n = 0;
+  };
+  std::vector<slot> slots_;
+};
+
+// Counted copies of `n` floats (global -> tile, tile -> global).
+inline void load(float* tile, const float* global, std::int64_t n, byte_counter& c) {
+  std::memcpy(tile, global, sizeof(float) * n);
+  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+}
+inline void store(float* global, const float* tile, std::int64_t n, byte_counter& c) {
+  std::memcpy(global, tile, sizeof(float) * n);
+  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+}
+inline void fill_store(float* global, float value, std::int64_t n, byte_counter& c) {
+  for (std::int64_t x = 0; x < n; ++x) global[x] = value;
+  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+}
+
+// ---- tile products (row-major, single-threaded BLAS) ------------------------------
+// C[m x n] = alpha * A[m x k] * B[n x k]^T + beta * C
+void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc);
+// C[m x n] = alpha * A[m x k] * B[k x n] + beta * C
+void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc);
+// C[m x n] = alpha * A[k x m]^T * B[k x n] + beta * C
+void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc);
+
+// Keeps OpenBLAS single-threaded while alive (the kernels parallelise with
+// OpenMP themselves), restoring the previous thread count afterwards.
+class blas_single_thread {
+ public:
+  blas_single_thread();
+  ~blas_single_thread();
+  blas_single_thread(const blas_single_thread&) = delete;
+  blas_single_thread& operator=(const blas_single_thread&) = delete;
+
+ private:
+  int saved_;
+};
+
+// ---- row operations (vectorised; dispatched on the CPU's ISA at load time) --------
+float row_max(const float* x, std::int64_t n);  // -inf for n == 0
+// x[j] = exp(x[j] - m) for finite m (exp(-inf) = 0); returns the sum.
+float exp_sub_sum(float* x, std::int64_t n, float m);
+void scale(float* x, std::int64_t n, float a);
+// x[j] = elu(x[j]) + 1
+void elu1(float* x, std::int64_t n);
+float sum(const float* x, std::int64_t n);
+
+// Masks row i of a score tile holding keys [c0, c0 + n): entries of keys not
+// visible to i become `masked` (-inf for softmax, 0 for linear attention).
+// Whole-row fast path when every key of the tile is visible (harness/mask.hpp).
+void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
+              float masked);
+
+// ---- parallel loop helpers -----------------------------------------------------------
+int max_threads();
+int thread_id();
+
+// Task t of a grid over (query tile, batch, head), heaviest query tiles first
+// (with a causal mask the last tiles visit the most keys).
+struct qbh_task {
+  std::int64_t qt, b, h;
+};
+inline qbh_task qbh_task_of(const problem& p, std::int64_t t) {
+  const std::int64_t bh = t % (p.B * p.H);
+  return {num_q_tiles(p) - 1 - t / (p.B * p.H), bh / p.H, bh % p.H};
+}
+
+// Flat offsets of the layouts in harness/problem.hpp.
+inline std::int64_t q_offset(const problem& p, std::int64_t b, std::int64_t h, std::int64_t i) {
+  return ((b * p.H + h) * p.Nq + i) * p.d;
+}
+inline std::int64_t kv_offset(const problem& p, std::int64_t b, std::int64_t hkv,
+                              std::int64_t j) {
+  return ((b * p.Hkv + hkv) * p.Nkv + j) * p.d;
+}
+
+// ---- runner base -------------------------------------------------------------------
+// Owns the global arrays. Derived classes implement run() and allocate their
+// workspace in their constructor (outside the timed region).
+class cpu_runner : public runner {
+ public:
+  cpu_runner(const problem& p, bool writes_lse);
+  void set_inputs(const host_inputs& in) override;
+  void poison_outputs() override;
+  host_outputs get_outputs() override;
+  std::int64_t counted_bytes() const override { return bytes_.total(); }
+
+ protected:
+  problem p_;
+  std::vector<float> q_, k_, v_, o_, lse_;
+  byte_counter bytes_;
+};
+
+// Runners of each algorithm (one file each).
+std::unique_ptr<runner> make_naive_runner(const problem& p);
+std::unique_ptr<runner> make_naive_gqa_expand_runner(const problem& p);
+std::unique_ptr<runner> make_flash1_runner(const problem& p);
+std::unique_ptr<runner> make_flash2_runner(const problem& p);
+std::unique_ptr<runner> make_sparse_runner(const problem& p);
+std::unique_ptr<runner> make_linear_runner(const problem& p);
+
+}  // namespace attnbench::cpu

@@ -1,0 +1,30 @@
+// sparse (CPU): the flash2 loop visiting only the key tiles that hold a
+// visible pair (visible_kv_tiles: the global-key prefix plus the tiles under
+// the local window). Changed from flash2: flash2 honours only the causal
+// bound and masks everything else element-wise, so a local window of W keys
+// still costs O(Nkv) per query tile; here the cost is O(W + G) per query
+// tile. Only masks with a local window or global tokens benefit, so the row
+// supports only those. Expected bottleneck: math, as flash2, on
+// ~(W + Bc + G) keys per row instead of Nkv.
+#include "kernels/cpu/flash2_loop.hpp"
+
+namespace attnbench::cpu {
+
+namespace {
+
+class sparse_runner final : public cpu_runner {
+ public:
+  explicit sparse_runner(const problem& p) : cpu_runner(p, true) {}
+  void run() override {
+    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
+                   visible_kv_tiles);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<runner> make_sparse_runner(const problem& p) {
+  return std::make_unique<sparse_runner>(p);
+}
+
+}  // namespace attnbench::cpu

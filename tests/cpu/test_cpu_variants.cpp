@@ -1,0 +1,165 @@
+// Every CPU variant of the registry against the fp64 reference over random
+// shapes: ragged lengths, Nq != Nkv both ways, every mask kind, GQA ratios
+// 1/2/8/all, four tile shapes. Outputs are poisoned (NaN) before each run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "harness/mask.hpp"
+#include "harness/registry.hpp"
+#include "harness/tensors.hpp"
+#include "kernels/reference/attention_reference.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+std::vector<std::string> cpu_variant_names() {
+  std::vector<std::string> names;
+  for (const variant& v : registry())
+    if (v.backend == backend_kind::cpu) names.push_back(v.name);
+  return names;
+}
+
+// Cycles through masks x tiles exhaustively, GQA shapes and lengths at random.
+std::vector<problem> random_problems(std::int64_t count, std::uint64_t seed) {
+  const std::vector<std::string> masks = {"none",        "causal",           "local:7,0",
+                                          "local:0,0",   "local:3,9",        "local:20,20",
+                                          "global:3",    "causal+global:5", "local:4,0+global:2",
+                                          "local:1,1+global:17"};
+  const std::vector<std::pair<int, int>> tiles = {{16, 16}, {32, 16}, {16, 32}, {64, 64}};
+  const std::vector<std::pair<int, int>> heads = {{2, 2}, {4, 2}, {16, 2}, {3, 1}, {8, 1}};
+  const std::vector<std::pair<int, int>> lengths = {{37, 37}, {50, 83}, {83, 50}, {1, 70},
+                                                    {70, 1},  {128, 128}, {100, 5}, {17, 130}};
+  std::mt19937_64 gen(seed);
+  auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(gen); };
+  std::vector<problem> out;
+  for (std::int64_t c = 0; c < count; ++c) {
+    problem p;
+    p.mask = parse_mask(masks[c % masks.size()]);
+    std::tie(p.Br, p.Bc) = tiles[(c / masks.size()) % tiles.size()];
+    std::tie(p.H, p.Hkv) = heads[pick(heads.size())];
+    std::tie(p.Nq, p.Nkv) = lengths[pick(lengths.size())];
+    p.B = 1 + static_cast<std::int64_t>(pick(2));
+    p.d = 8 * (1 + static_cast<std::int64_t>(pick(4)));  // 8 .. 32
+    if (c % 7 == 0) p.d = 64;
+    validate(p);
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Runs v on p from poisoned outputs and returns what it wrote.
+host_outputs run_once(const variant& v, const host_inputs& in) {
+  auto r = v.make_runner(in.p);
+  r->set_inputs(in);
+  r->poison_outputs();
+  r->run();
+  return r->get_outputs();
+}
+
+class cpu_variant : public ::testing::TestWithParam<std::string> {
+ protected:
+  const variant& row() const { return *find_variant(GetParam(), backend_kind::cpu); }
+};
+
+TEST_P(cpu_variant, matches_fp64_reference) {
+  const variant& v = row();
+  int ran = 0;
+  for (const problem& p : random_problems(80, 42)) {
+    if (!v.supports(p).ok) continue;
+    ++ran;
+    const host_inputs in = make_inputs(p, 1000 + ran);
+    const host_outputs out = run_once(v, in);
+    ASSERT_EQ(out.o.size(), static_cast<std::size_t>(p.o_elems()));
+    ASSERT_EQ(out.lse.size(), v.writes_lse ? static_cast<std::size_t>(p.rows()) : 0u);
+    const auto rows = all_rows(p);
+    const reference_rows ref = reference_for(v.math, in, rows);
+    const error_report e = compare_rows(p, out.o, out.lse, rows, ref.o, ref.lse);
+    EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2 << ", nonfinite "
+                            << e.nonfinite << ", first bad row " << e.first_bad_row;
+    if (v.writes_lse) EXPECT_LT(e.lse_max_abs, 1e-4) << v.benchmark_name(p);
+  }
+  EXPECT_GE(ran, 10) << v.name << " supported too few random problems";
+}
+
+// Rows with no visible key: exactly zero output (and lse -inf), never NaN.
+TEST_P(cpu_variant, rows_without_visible_keys_are_zero) {
+  const variant& v = row();
+  for (const char* mask : {"causal", "local:2,0", "local:0,3"}) {
+    problem p;
+    p.H = 2;
+    p.Hkv = 1;
+    p.Nq = 70;
+    p.Nkv = 20;  // i' = i - 50: rows i < 50 see no key under causal
+    p.d = 16;
+    p.Br = p.Bc = 16;
+    p.mask = parse_mask(mask);
+    if (!v.supports(p).ok) continue;
+    const host_inputs in = make_inputs(p, 5);
+    const host_outputs out = run_once(v, in);
+    std::int64_t empty_rows = 0;
+    for (std::int64_t bh = 0; bh < p.B * p.H; ++bh)
+      for (std::int64_t i = 0; i < p.Nq; ++i) {
+        if (visible_keys(p, i) > 0) continue;
+        ++empty_rows;
+        const std::int64_t row = bh * p.Nq + i;
+        for (std::int64_t c = 0; c < p.d; ++c)
+          ASSERT_EQ(out.o[row * p.d + c], 0.0f) << v.benchmark_name(p) << " row " << i;
+        if (v.writes_lse) ASSERT_TRUE(std::isinf(out.lse[row]) && out.lse[row] < 0);
+      }
+    EXPECT_GT(empty_rows, 0) << mask;
+  }
+}
+
+// supports(): the CPU computes in fp32 only; reasons are one non-empty line.
+TEST_P(cpu_variant, supports_gives_reasons) {
+  const variant& v = row();
+  problem p;
+  p.type = dtype::fp16;
+  const support s = v.supports(p);
+  EXPECT_FALSE(s.ok);
+  EXPECT_EQ(s.reason, "cpu backend computes in fp32 only");
+  for (const char* mask : {"none", "causal", "local:3,3", "causal+global:2"}) {
+    problem q;
+    q.H = 4;
+    q.Hkv = 4;
+    q.mask = parse_mask(mask);
+    const support t = v.supports(q);
+    if (!t.ok) {
+      EXPECT_FALSE(t.reason.empty());
+      EXPECT_EQ(t.reason.find('\n'), std::string::npos);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(registry, cpu_variant, ::testing::ValuesIn(cpu_variant_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(cpu_variants, expected_rows_and_support_rules) {
+  problem p;
+  p.H = 8;
+  p.Hkv = 8;
+  p.mask = parse_mask("causal");
+  const variant* sparse = find_variant("sparse", backend_kind::cpu);
+  ASSERT_NE(sparse, nullptr);
+  EXPECT_EQ(sparse->supports(p).reason, "mask causal has no local/global sparsity; flash2 covers it");
+  p.mask = parse_mask("local:3,0");
+  EXPECT_TRUE(sparse->supports(p).ok);
+  const variant* expand = find_variant("naive_gqa_expand", backend_kind::cpu);
+  ASSERT_NE(expand, nullptr);
+  EXPECT_FALSE(expand->supports(p).ok);
+  p.Hkv = 2;
+  EXPECT_TRUE(expand->supports(p).ok);
+  const variant* lin = find_variant("linear", backend_kind::cpu);
+  ASSERT_NE(lin, nullptr);
+  EXPECT_FALSE(lin->supports(p).ok);  // local window
+  p.mask = parse_mask("causal+global:2");
+  EXPECT_FALSE(lin->supports(p).ok);
+  p.mask = parse_mask("causal");
+  EXPECT_TRUE(lin->supports(p).ok);
+  EXPECT_EQ(lin->math, attention_math::linear);
+}
+
+}  // namespace
