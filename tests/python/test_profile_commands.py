@@ -1,0 +1,197 @@
+"""The command lines scripts/profile_ncu.sh and scripts/nsys_timeline.sh run (--dry-run).
+
+No Nsight tool is needed: the dry run prints the commands, which are parsed
+back with shlex and checked word by word.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROFILE = ROOT / "scripts" / "profile_ncu.sh"
+TIMELINE = ROOT / "scripts" / "nsys_timeline.sh"
+NAME = "flash2/cuda/bf16/B:1/H:8/Hkv:8/Nq:1024/Nkv:1024/d:64/mask:causal/Br:128/Bc:64"
+
+ROOFLINE_METRICS = [
+    "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "gpu__time_duration.sum",
+    "sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__sass_thread_inst_executed_op_hadd_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_hmul_pred_on.sum", "sm__sass_thread_inst_executed_op_hfma_pred_on.sum",
+    "sm__inst_executed_pipe_tensor.sum",
+]
+
+
+def run(script: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    e = {**os.environ, "NCU": "ncu", "NSYS": "nsys", "PYTHON": "python3", **(env or {})}
+    e.pop("ATTNBENCH_BIN", None)
+    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, check=False, env=e)
+
+
+def commands(stdout: str) -> list[list[str]]:
+    """The printed command lines as argument lists (comments skipped)."""
+    return [shlex.split(line) for line in stdout.splitlines() if line and not line.startswith("#")]
+
+
+def opt(argv: list[str], name: str) -> str:
+    assert name in argv, f"{name} missing from {argv}"
+    return argv[argv.index(name) + 1]
+
+
+def split_app(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(ncu's own arguments, the application command line)."""
+    i = next(i for i, a in enumerate(argv) if a.endswith("build/bin/attnbench"))
+    return argv[:i], argv[i:]
+
+
+# --- profile_ncu.sh -------------------------------------------------------------
+
+def test_profile_dry_run_commands() -> None:
+    p = run(PROFILE, "--dry-run", NAME)
+    assert p.returncode == 0, p.stderr
+    cmds = commands(p.stdout)
+    assert len(cmds) == 2
+    profile, export = cmds
+
+    ncu, app = split_app(profile)
+    assert ncu[0] == "ncu"
+    assert "--nvtx" in ncu
+    assert opt(ncu, "--nvtx-include") == "regex:attnbench@.+/"  # push/pop ranges of domain attnbench
+    assert opt(ncu, "--clock-control") == "none"
+    assert opt(ncu, "--cache-control") == "all"
+    assert opt(ncu, "--metrics").split(",") == ROOFLINE_METRICS
+    assert opt(ncu, "--export") == "out/ncu/profile"
+    # attnbench selects the configuration; ncu only keeps what runs inside its ranges.
+    assert app[1:] == ["sweep", "--profile", "--filter", NAME]
+
+    assert export[:2] == ["ncu", "--import"]
+    assert export[2] == "out/ncu/profile.ncu-rep"
+    assert "--csv" in export and opt(export, "--page") == "raw"
+    assert opt(export, "--print-units") == "base"
+    assert export[-2:] == [">", "out/ncu/profile.csv"]
+    assert "metric availability not checked" in p.stdout
+
+
+def test_profile_out_prefix_extra_args_and_merge() -> None:
+    p = run(PROFILE, "--dry-run", "--json", "results/h200/run.json", "flash2/.*Nq:4096", "out/x/odd",
+            "--", "--preset", "smoke")
+    assert p.returncode == 0, p.stderr
+    profile, export, merge = commands(p.stdout)
+    _, app = split_app(profile)
+    assert app[1:] == ["sweep", "--profile", "--filter", "flash2/.*Nq:4096", "--preset", "smoke"]
+    assert opt(profile, "--export") == "out/x/odd"
+    assert export[-1] == "out/x/odd.csv"
+    assert merge[0] == "python3" and merge[1].endswith("scripts/ncu_merge.py")
+    assert opt(merge, "--json") == "results/h200/run.json"
+    assert opt(merge, "--csv") == "out/x/odd.csv"
+    assert opt(merge, "--out") == "out/x/odd.merged.json"
+
+
+def test_profile_quotes_awkward_filters() -> None:
+    weird = "mask:local:256,0\\+global:16/ it's"
+    p = run(PROFILE, "--dry-run", weird)
+    assert p.returncode == 0, p.stderr
+    _, app = split_app(commands(p.stdout)[0])
+    assert opt(app, "--filter") == weird
+
+
+def test_profile_drops_missing_metrics_and_falls_back_for_tensor(tmp_path: Path) -> None:
+    # A saved `ncu --query-metrics` listing (base names) without the fp16 op
+    # counters and without sm__inst_executed_pipe_tensor, but with the per-op ones.
+    listing = tmp_path / "query.txt"
+    listing.write_text(
+        "Device NVIDIA H200 (GH100)\n"
+        "-----------------------------------------------------------------\n"
+        "Metric Name                                        Metric Description\n"
+        "dram__bytes_read                                   # of bytes read from DRAM\n"
+        "dram__bytes_write                                  # of bytes written to DRAM\n"
+        "lts__t_bytes                                       # of bytes requested\n"
+        "gpu__time_duration                                 total duration in nanoseconds\n"
+        "sm__sass_thread_inst_executed_op_fadd_pred_on      # of FADD thread instructions\n"
+        "sm__sass_thread_inst_executed_op_fmul_pred_on      # of FMUL thread instructions\n"
+        "sm__sass_thread_inst_executed_op_ffma_pred_on      # of FFMA thread instructions\n"
+        "sm__inst_executed_pipe_tensor_op_hmma              # of warp instructions (HMMA)\n"
+        "sm__inst_executed_pipe_tensor_op_gmma              # of warp instructions (GMMA)\n")
+    p = run(PROFILE, "--dry-run", "--metrics-query", str(listing), NAME)
+    assert p.returncode == 0, p.stderr
+    metrics = opt(commands(p.stdout)[0], "--metrics").split(",")
+    assert metrics == [
+        "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "gpu__time_duration.sum",
+        "sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+        "sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum",
+    ]
+    for dropped in ("hadd", "hmul", "hfma"):
+        assert f"sm__sass_thread_inst_executed_op_{dropped}_pred_on.sum is not available on this GPU; dropped" in p.stderr
+    assert "sm__inst_executed_pipe_tensor.sum is not available on this GPU; using" in p.stderr
+    assert "metric availability not checked" not in p.stdout
+
+
+def test_profile_no_metric_available_fails(tmp_path: Path) -> None:
+    listing = tmp_path / "query.txt"
+    listing.write_text("Metric Name   Metric Description\nsm__cycles_elapsed   cycles\n")
+    p = run(PROFILE, "--dry-run", "--metrics-query", str(listing), NAME)
+    assert p.returncode == 2 and "none of the metrics is available" in p.stderr
+
+
+def test_profile_nvtx_filter_escapes_delimiters() -> None:
+    p = run(PROFILE, "--dry-run", "--nvtx-filter", "flash2/cuda/.*mask:local:256,0")
+    assert p.returncode == 0, p.stderr
+    include = opt(commands(p.stdout)[0], "--nvtx-include")
+    # / (push/pop stack), , (start/end list) and @ (domain) are ncu filter syntax: escaped.
+    assert include == r"regex:attnbench@.*(flash2\/cuda\/.*mask:local:256\,0).*/"
+
+
+def test_profile_usage_errors() -> None:
+    p = run(PROFILE)
+    assert p.returncode == 2 and "FILTER" in p.stderr
+    p = run(PROFILE, "--bogus", NAME)
+    assert p.returncode == 2 and "unknown option --bogus" in p.stderr
+
+
+def test_profile_without_ncu_says_so() -> None:
+    p = run(PROFILE, NAME, env={"NCU": "/nonexistent/ncu"})
+    assert p.returncode == 2
+    assert "ncu must be on PATH" in p.stderr
+
+
+# --- nsys_timeline.sh -------------------------------------------------------------
+
+def test_timeline_dry_run() -> None:
+    p = run(TIMELINE, "--dry-run")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    argv = shlex.split(lines[0])
+    nsys, app = split_app(argv)
+    assert nsys[:2] == ["nsys", "profile"]
+    assert "--trace=cuda,nvtx,cublas" in nsys
+    assert "--output=out/nsys/timeline" in nsys
+    assert app[1:] == ["sweep", "--profile", "--filter", "/Nq:1024/Nkv:1024/"]
+    text = "\n".join(lines[1:])
+    assert "nsys-ui out/nsys/timeline.nsys-rep" in text
+    assert "nsys stats --report nvtx_sum,nvtx_kern_sum,cuda_gpu_kern_sum out/nsys/timeline.nsys-rep" in text
+
+
+def test_timeline_filter_out_and_extra_args() -> None:
+    p = run(TIMELINE, "--dry-run", "--filter", "flash2/", "out/t/x", "--", "--preset", "smoke")
+    assert p.returncode == 0, p.stderr
+    nsys, app = split_app(shlex.split(p.stdout.splitlines()[0]))
+    assert "--output=out/t/x" in nsys
+    assert app[1:] == ["sweep", "--profile", "--filter", "flash2/", "--preset", "smoke"]
+
+
+def test_timeline_without_nsys_is_clear() -> None:
+    p = run(TIMELINE, env={"NSYS": "/nonexistent/nsys"})
+    assert p.returncode == 2
+    assert "Nsight Systems is not installed here" in p.stderr
+    assert "scripts/profile_ncu.sh" in p.stderr
+
+
+@pytest.mark.parametrize("script", [PROFILE, TIMELINE])
+def test_help(script: Path) -> None:
+    p = run(script, "--help")
+    assert p.returncode == 0 and "--dry-run" in p.stdout and "docs/profiling.md" in p.stdout
