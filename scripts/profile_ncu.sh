@@ -18,7 +18,10 @@
 #
 # Options:
 #   --dry-run            print the command lines, run nothing
-#   --json FILE          merge the CSV into FILE (the sweep JSON the odd point came from)
+#   --json FILE          merge the CSV into FILE (the sweep JSON the odd point came from);
+#                        without extra attnbench args, the sweep's preset and axes are
+#                        taken from FILE's context.command_line so FILTER finds the
+#                        same configurations (scripts/abnsight/sweep_args.py)
 #   --metrics-query FILE saved `ncu --query-metrics` output to check metrics against
 #                        (default: ask ncu on this machine; the dry run checks nothing
 #                        without this)
@@ -88,6 +91,18 @@ done
 filter="${pos[0]}"
 out="${pos[1]:-out/ncu/profile}"
 [[ -n "$filter" ]] || die "FILTER is empty"
+
+# The configuration must be in the sweep that `attnbench sweep` expands: reuse the
+# preset and axes of the run the JSON came from unless attnbench args were given.
+if [[ -n "$json" && ${#extra[@]} -eq 0 ]]; then
+  [[ -r "$json" ]] || die "cannot read $json"
+  if sweep_words="$("$PY" "$here/abnsight/sweep_args.py" "$json")"; then
+    [[ -n "$sweep_words" ]] && mapfile -t extra <<<"$sweep_words"
+    ((${#extra[@]})) && echo "# sweep arguments from $json: $(show "${extra[@]}")"
+  else
+    warn "could not read the sweep arguments of $json; using attnbench's default sweep"
+  fi
+fi
 
 # --- metric availability ---------------------------------------------------
 # `ncu --query-metrics` lists base names (dram__bytes_read); a metric we ask for

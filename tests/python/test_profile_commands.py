@@ -5,9 +5,11 @@ back with shlex and checked word by word.
 """
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -195,3 +197,31 @@ def test_timeline_without_nsys_is_clear() -> None:
 def test_help(script: Path) -> None:
     p = run(script, "--help")
     assert p.returncode == 0 and "--dry-run" in p.stdout and "docs/profiling.md" in p.stdout
+
+
+# --- sweep arguments taken from the JSON ----------------------------------------------
+
+def test_json_supplies_the_sweep_of_the_odd_point(tmp_path: Path) -> None:
+    bench = tmp_path / "run.json"
+    bench.write_text(json.dumps({"context": {"command_line": (
+        "build/bin/attnbench sweep --preset full --nq 1024,4096 --out results/x.json --reps=20 "
+        "--mask 'local:256,0+global:16' --resume --filter flash2/ --benchmark_min_time=0.1 --backend cuda")},
+        "benchmarks": []}))
+    p = run(PROFILE, "--dry-run", "--json", str(bench), NAME)
+    assert p.returncode == 0, p.stderr
+    _, app = split_app(commands(p.stdout)[0])
+    # Same preset and axes; output, timing, selection options dropped; FILTER replaces --filter.
+    assert app[1:] == ["sweep", "--profile", "--filter", NAME, "--preset", "full", "--nq", "1024,4096",
+                       "--mask", "local:256,0+global:16", "--backend", "cuda"]
+    # Explicit attnbench args win over the JSON's.
+    p = run(PROFILE, "--dry-run", "--json", str(bench), NAME, "out/o", "--", "--preset", "quick")
+    _, app = split_app(commands(p.stdout)[0])
+    assert app[1:] == ["sweep", "--profile", "--filter", NAME, "--preset", "quick"]
+
+
+def test_sweep_args_helper() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from abnsight.sweep_args import sweep_args
+
+    assert sweep_args("attnbench sweep --filter x --out=o.json --hot --seq 512") == ["--seq", "512"]
+    assert sweep_args("attnbench list") == []
