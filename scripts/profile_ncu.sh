@@ -189,7 +189,7 @@ if [[ -n "$json" ]]; then
   echo "+ $(show "${merge_cmd[@]}")" >&2
   "${merge_cmd[@]}"
   echo "merged: $out.merged.json"
-  echo "next:   $(show "$PY" "$here/attnbench_report.py" roofline "$out.merged.json")"
+  echo "next:   $(show "$PY" "$here/attnbench_report.py" roofline --out "$out" "$out.merged.json")"
 else
   echo "next:   $(show "$PY" "$here/ncu_merge.py" --json BENCH.json --csv "$out.csv" --out "$out.merged.json")"
 fi
