@@ -225,3 +225,94 @@ def test_sweep_args_helper() -> None:
 
     assert sweep_args("attnbench sweep --filter x --out=o.json --hot --seq 512") == ["--seq", "512"]
     assert sweep_args("attnbench list") == []
+
+
+# --- a full run against stand-ins for ncu and attnbench ----------------------------------
+
+FAKE_NCU = r'''#!/usr/bin/env bash
+# Stand-in for ncu: --query-metrics prints $FAKE_QUERY (or fails), --import prints
+# $FAKE_CSV, a profile run logs its options, runs the application and writes the report.
+echo "ncu $*" >> "$FAKE_LOG"
+case " $* " in
+  *" --query-metrics "*) [[ -n "${FAKE_QUERY:-}" ]] || { echo "==ERROR== no device" >&2; exit 1; }; cat "$FAKE_QUERY" ;;
+  *" --import "*) cat "$FAKE_CSV" ;;
+  *) out=""
+     while (($#)); do
+       case "$1" in
+         --export) out="$2"; shift 2 ;;
+         --nvtx-include|--clock-control|--cache-control|--metrics) shift 2 ;;
+         --*) shift ;;
+         *) break ;;
+       esac
+     done
+     "$@"; touch "$out.ncu-rep" ;;
+esac
+'''
+FAKE_APP = '#!/usr/bin/env bash\necho "attnbench $*" >> "$FAKE_LOG"\n'
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ncu"
+
+
+def fake_tools(tmp_path: Path, csv: Path, query: str | None) -> dict[str, str]:
+    ncu, app = tmp_path / "ncu", tmp_path / "attnbench"
+    ncu.write_text(FAKE_NCU)
+    app.write_text(FAKE_APP)
+    ncu.chmod(0o755)
+    app.chmod(0o755)
+    env = {"NCU": str(ncu), "ATTNBENCH_BIN": str(app), "PYTHON": sys.executable,
+           "FAKE_LOG": str(tmp_path / "log"), "FAKE_CSV": str(csv), "FAKE_QUERY": ""}
+    if query is not None:
+        (tmp_path / "query.txt").write_text(query)
+        env["FAKE_QUERY"] = str(tmp_path / "query.txt")
+    return env
+
+
+def run_real(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(PROFILE), *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, **env})
+
+
+def test_full_run_profiles_exports_and_merges(tmp_path: Path) -> None:
+    env = fake_tools(tmp_path, FIXTURES / "ncu_raw.csv", query=None)  # --query-metrics fails
+    out = tmp_path / "o" / "odd"
+    p = run_real(env, "--json", str(FIXTURES / "bench.json"), NAME, str(out))
+    assert p.returncode == 0, p.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[0] == "ncu --query-metrics"
+    assert "could not list metrics" in p.stderr  # falls back to requesting all of them
+    assert log[1].startswith("ncu --nvtx --nvtx-include regex:attnbench@.+/ --clock-control none")
+    # The JSON's command line ("attnbench sweep --filter Nq:1024") adds no sweep arguments.
+    assert log[2] == f"attnbench sweep --profile --filter {NAME}"
+    assert log[3] == f"ncu --import {out}.ncu-rep --csv --page raw --print-units base"
+    assert (tmp_path / "o" / "odd.csv").read_text() == (FIXTURES / "ncu_raw.csv").read_text()
+    merged = json.loads((tmp_path / "o" / "odd.merged.json").read_text())
+    entry = next(b for b in merged["benchmarks"] if b["name"] == NAME)
+    assert entry["dram_bytes_measured"] == 4325376 + 1048576 and entry["ncu_kernels"] == 1
+    assert "7 kernel(s) profiled" in p.stderr
+    assert f"roofline --out {out} {out}.merged.json" in p.stdout
+
+
+def test_full_run_uses_available_metrics(tmp_path: Path) -> None:
+    env = fake_tools(tmp_path, FIXTURES / "ncu_raw.csv",
+                     query="dram__bytes_read  x\ndram__bytes_write  x\ngpu__time_duration  x\n")
+    p = run_real(env, NAME, str(tmp_path / "p"))
+    assert p.returncode == 0, p.stderr
+    profile = next(line for line in (tmp_path / "log").read_text().splitlines() if "--export" in line)
+    assert opt(profile.split(), "--metrics") == "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum"
+    assert "lts__t_bytes.sum is not available on this GPU; dropped" in p.stderr
+    assert "next:" in p.stdout and "ncu_merge.py" in p.stdout
+
+
+def test_full_run_with_no_kernel_fails_clearly(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("\n".join((FIXTURES / "ncu_raw.csv").read_text().splitlines()[1:3]) + "\n")
+    env = fake_tools(tmp_path, empty, query=None)
+    p = run_real(env, NAME, str(tmp_path / "p"))
+    assert p.returncode == 2
+    assert "ncu profiled no kernel" in p.stderr
+
+
+def test_full_run_without_binary(tmp_path: Path) -> None:
+    env = fake_tools(tmp_path, FIXTURES / "ncu_raw.csv", query=None)
+    env["ATTNBENCH_BIN"] = str(tmp_path / "missing")
+    p = run_real(env, NAME)
+    assert p.returncode == 2 and "build first" in p.stderr
