@@ -27,12 +27,12 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '/^set -euo/d' -e
 die() { echo "nsys_timeline: error: $*" >&2; exit 2; }
 
 show() {
-  local out=() a
+  local words=() a
   for a in "$@"; do
-    if [[ "$a" =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then out+=("$a")
-    else out+=("'${a//\'/\'\\\'\'}'"); fi
+    if [[ "$a" =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then words+=("$a")
+    else words+=("'${a//\'/\'\\\'\'}'"); fi
   done
-  echo "${out[*]}"
+  echo "${words[*]}"
 }
 
 dry=0 filter='/Nq:1024/Nkv:1024/' pos=() extra=()
@@ -50,6 +50,7 @@ while (($#)); do
 done
 out="${pos[0]:-out/nsys/timeline}"
 
+# shellcheck disable=SC2054  # the commas belong to --trace
 cmd=("$NSYS" profile --trace=cuda,nvtx,cublas --force-overwrite=true --output="$out"
   "$BIN" sweep --profile --filter "$filter" "${extra[@]}")
 

@@ -62,12 +62,12 @@ warn() { echo "profile_ncu: warning: $*" >&2; }
 
 # Print a command line so that a shell reads it back as the same words.
 show() {
-  local out=() a
+  local words=() a
   for a in "$@"; do
-    if [[ "$a" =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then out+=("$a")
-    else out+=("'${a//\'/\'\\\'\'}'"); fi
+    if [[ "$a" =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then words+=("$a")
+    else words+=("'${a//\'/\'\\\'\'}'"); fi
   done
-  echo "${out[*]}"
+  echo "${words[*]}"
 }
 
 dry=0 json="" query_file="" nvtx_filter=0 pos=() extra=()
@@ -146,6 +146,7 @@ metric_list="$(IFS=,; echo "${metrics[*]}")"
 # --- NVTX filter -------------------------------------------------------------
 if ((nvtx_filter)); then
   # ncu treats / , @ as range, start/end and domain delimiters: escape them.
+  # shellcheck disable=SC2001  # a character class; bash's & in ${//} needs bash 5.2
   escaped="$(sed -e 's|[/,@]|\\&|g' <<<"$filter")"
   nvtx_include="regex:${DOMAIN}@.*(${escaped}).*/"
 else
