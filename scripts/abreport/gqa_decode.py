@@ -1,0 +1,150 @@
+"""GQA and decode charts.
+
+GQA: time and modeled bytes against the number of KV heads Hkv at fixed H (one row per
+problem shape): fewer KV heads mean fewer K/V bytes, which only pays off while the
+kernel is memory-bound. Decode (Nq <= 16): achieved GB/s against Nkv with the copy
+bandwidth as ceiling; decode is memory-bound, so the gap to that line is the headroom.
+"""
+from __future__ import annotations
+
+from matplotlib.lines import Line2D
+
+from . import style
+from .chart import Built, Chart
+from .data import Dataset, Entry, best_by
+
+DECODE_MAX_NQ = 16
+MAX_GQA_ROWS = 4
+
+
+def _gqa_shapes(entries: list[Entry], dtype: str) -> dict[tuple, list[Entry]]:
+    sel = [e for e in entries if e.ok and e.dtype == dtype]
+    sel = [e for e in sel if e.group == "gqa"] or sel
+    shapes: dict[tuple, list[Entry]] = {}
+    for e in sel:
+        shapes.setdefault((e.run, e.B, e.H, e.Nq, e.Nkv, e.d, e.mask), []).append(e)
+    keep = {k: v for k, v in shapes.items() if len({e.Hkv for e in v}) >= 2}
+    # the shapes with the most Hkv values first
+    order = sorted(keep, key=lambda k: (-len({e.Hkv for e in keep[k]}), k))
+    return {k: keep[k] for k in order[:MAX_GQA_ROWS]}
+
+
+def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
+    shapes = _gqa_shapes(ds.entries, dtype)
+    if not shapes:
+        return None
+    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    fig = style.new_figure(10.5, 3.2 * len(shapes) + 0.6)
+    axes = fig.subplots(len(shapes), 2, squeeze=False)
+    handles: dict[str, Line2D] = {}
+    counts: dict[str, int] = {}
+    any_measured = False
+    for row, ((run, B, H, Nq, Nkv, d, mask), es) in enumerate(shapes.items()):
+        best = best_by(es, key=lambda e: (e.variant, e.Hkv))
+        hkvs = sorted({e.Hkv for e in best.values()})
+        ax_t, ax_b = axes[row]
+        for v in sorted({e.variant for e in best.values()}):
+            s = sorted((e for e in best.values() if e.variant == v), key=lambda e: e.Hkv)
+            h, = ax_t.plot([e.Hkv for e in s], [e.time_ms for e in s], marker="o", markersize=4,
+                           color=colors[v], label=v)
+            ax_b.plot([e.Hkv for e in s], [e.bytes / 1e6 for e in s], marker="o", markersize=4, color=colors[v])
+            meas = [e for e in s if e.dram_bytes_measured]
+            if meas:
+                any_measured = True
+                ax_b.plot([e.Hkv for e in meas], [e.dram_bytes_measured / 1e6 for e in meas], marker="x",
+                          markersize=5, linestyle=":", color=colors[v])
+            handles.setdefault(v, h)
+            counts[v] = counts.get(v, 0) + len(s)
+        shape = f"B{B} H{H} Nq{Nq} Nkv{Nkv} d{d} {mask}"
+        for ax, what in ((ax_t, "time (ms)"), (ax_b, "global-memory traffic (MB)")):
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            style.plain_log_ticks(ax, "x", hkvs)
+            style.plain_log_ticks(ax, "y")
+            ax.set_xlabel(f"KV heads Hkv (H = {H}; group size H/Hkv)")
+            ax.set_ylabel(what)
+        ax_t.set_title(f"time — {shape}", fontsize=9)
+        ax_b.set_title(f"bytes — {shape}", fontsize=9)
+    sections = [("variant", [handles[k] for k in sorted(handles)])]
+    kinds = [Line2D([], [], color="#555555", marker="o", markersize=4, label="modeled bytes")]
+    if any_measured:
+        kinds.append(Line2D([], [], color="#555555", marker="x", linestyle=":", label="measured DRAM bytes"))
+    sections.append(("bytes", kinds))
+    style.section_legend(style.top_right(fig), sections)
+    fig.suptitle(f"GQA: time and bytes vs KV heads — {ds.title_suffix(dtype)}")
+    return Chart(stem=f"gqa_{dtype}", title=f"GQA: time and bytes vs Hkv ({dtype})", fig=fig,
+                 summary={"dtype": dtype, "points": counts, "rows": len(shapes), "measured": any_measured})
+
+
+def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
+    es = [e for e in ds.entries if e.ok and e.dtype == dtype and e.Nq <= DECODE_MAX_NQ]
+    if not es:
+        return None
+    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    d_vals = sorted({e.d for e in es})
+    fig = style.new_figure(5.2 * len(d_vals) + 2.4, 4.2)
+    axes = fig.subplots(1, len(d_vals), squeeze=False, sharey=True)[0]
+    ceil = ds.ceilings
+    handles: dict[str, Line2D] = {}
+    counts: dict[str, int] = {}
+    ceiling_handles = []
+    for ax, d in zip(axes, d_vals):
+        sel = [e for e in es if e.d == d]
+        best = best_by(sel, key=lambda e: (e.run, e.variant, e.problem_key))
+        pts = list(best.values())
+        multi = len({(e.B, e.H, e.Hkv, e.Nq, e.mask) for e in pts}) > 1
+        multi_run = len(ds.runs) > 1
+
+        def key(e: Entry) -> str:
+            k = e.variant
+            if multi:
+                k += f" B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} {e.mask}"
+            return k + (f" [{e.run}]" if multi_run else "")
+
+        for k in sorted({key(e) for e in pts}):
+            s = sorted((e for e in pts if key(e) == k), key=lambda e: e.Nkv)
+            h, = ax.plot([e.Nkv for e in s], [e.gbps for e in s], marker="o", markersize=4,
+                         color=colors[s[0].variant], label=k)
+            handles.setdefault(k, h)
+            counts[k] = counts.get(k, 0) + len(s)
+        ceiling_handles = []
+        for cs, kind, ls in ((ceil.measured, "measured", "-"), (ceil.theoretical, "theoretical", "--")):
+            if cs.bandwidth_gbps:
+                ceiling_handles.append(ax.axhline(cs.bandwidth_gbps, color="#333333", linestyle=ls, linewidth=1.3,
+                                                  label=f"{kind} copy bandwidth {cs.bandwidth_gbps:,.0f} GB/s"))
+        nkvs = sorted({e.Nkv for e in pts})
+        ax.set_xscale("log", base=2)
+        style.plain_log_ticks(ax, "x", nkvs)
+        ax.set_xlabel("KV length Nkv")
+        ax.set_ylabel("achieved GB/s (modeled bytes / time)")
+        ax.set_title(f"d = {d}, Nq ≤ {DECODE_MAX_NQ}")
+        top = max([e.gbps for e in pts] + [h.get_ydata()[0] for h in ceiling_handles])
+        ax.set_ylim(0, top * 1.15)
+    sections = [("variant", [handles[k] for k in sorted(handles)]), ("ceiling", ceiling_handles)]
+    style.section_legend(style.top_right(fig), sections)
+    fig.suptitle(f"Decode bandwidth vs KV length — {ds.title_suffix(dtype)}")
+    return Chart(stem=f"decode_{dtype}", title=f"Decode GB/s vs Nkv ({dtype})", fig=fig,
+                 summary={"dtype": dtype, "points": counts,
+                          "ceilings": [h.get_label() for h in ceiling_handles]})
+
+
+def build_gqa(ds: Dataset) -> Built:
+    out = Built()
+    for dt in ds.dtypes:
+        c = build_gqa_dtype(ds, dt)
+        if c:
+            out.charts.append(c)
+    if not out.charts:
+        out.notes.append("gqa: no problem was run at several KV head counts (Hkv)")
+    return out
+
+
+def build_decode(ds: Dataset) -> Built:
+    out = Built()
+    for dt in ds.dtypes:
+        c = build_decode_dtype(ds, dt)
+        if c:
+            out.charts.append(c)
+    if not out.charts:
+        out.notes.append(f"decode: no entries with Nq ≤ {DECODE_MAX_NQ}")
+    return out

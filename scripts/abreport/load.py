@@ -1,0 +1,272 @@
+"""Read attnbench JSON (Google Benchmark layout) and results logs (.log.jsonl), validated.
+
+Every problem becomes an `InputError` naming the file and the field, e.g.
+`run.json: benchmarks[3].time_ms: expected a number, got "fast"`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Optional
+
+from .data import Ceilings, CeilingSet, Dataset, Entry, Run
+from .errors import InputError
+
+STATUSES = ("ok", "skipped", "failed")
+STR_FIELDS = ("name", "variant", "backend", "dtype", "mask", "status")
+INT_FIELDS = ("B", "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc")
+# Needed by every chart for an entry that ran.
+OK_POSITIVE_FIELDS = ("time_ms", "flops", "bytes")
+OK_NONNEG_FIELDS = ("tflops", "gbps", "intensity")
+OPTIONAL_NONNEG_FIELDS = ("time_cv", "bytes_min", "dram_bytes_measured", "l2_bytes_measured",
+                          "kernel_time_ncu", "max_abs_err", "lse_err")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _describe(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, str):
+        return f'"{v[:40]}"'
+    if isinstance(v, (list, dict)):
+        return "an array" if isinstance(v, list) else "an object"
+    return repr(v)
+
+
+class _Checker:
+    """Validates fields of one object at `where` (e.g. "benchmarks[3]") in `file`."""
+
+    def __init__(self, file: str, where: str, obj: dict) -> None:
+        self.file, self.where, self.obj = file, where, obj
+
+    def _path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def fail(self, key: str, problem: str) -> InputError:
+        return InputError(self.file, self._path(key), problem)
+
+    def string(self, key: str, required: bool = True) -> Optional[str]:
+        if key not in self.obj:
+            if required:
+                raise self.fail(key, "missing")
+            return None
+        v = self.obj[key]
+        if not isinstance(v, str) or not v:
+            raise self.fail(key, f"expected a non-empty string, got {_describe(v)}")
+        return v
+
+    def number(self, key: str, required: bool = True, positive: bool = False,
+               nonneg: bool = False, nullable: bool = False) -> Optional[float]:
+        if key not in self.obj:
+            if required:
+                raise self.fail(key, "missing")
+            return None
+        v = self.obj[key]
+        if v is None and nullable:
+            return None
+        if not _is_number(v):
+            raise self.fail(key, f"expected a number, got {_describe(v)}")
+        if not math.isfinite(v):
+            raise self.fail(key, f"expected a finite number, got {v}")
+        if positive and v <= 0:
+            raise self.fail(key, f"expected a positive number, got {v}")
+        if nonneg and v < 0:
+            raise self.fail(key, f"expected a non-negative number, got {v}")
+        return float(v)
+
+    def integer(self, key: str) -> int:
+        v = self.number(key, positive=True)
+        assert v is not None
+        if v != int(v):
+            raise self.fail(key, f"expected a positive integer, got {v}")
+        return int(v)
+
+    def boolean(self, key: str) -> Optional[bool]:
+        if key not in self.obj:
+            return None
+        v = self.obj[key]
+        if not isinstance(v, bool):
+            raise self.fail(key, f"expected true or false, got {_describe(v)}")
+        return v
+
+
+def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
+    if not isinstance(obj, dict):
+        raise InputError(file, where, f"expected an object, got {_describe(obj)}")
+    c = _Checker(file, where, obj)
+    s = {k: c.string(k) for k in STR_FIELDS}
+    if s["status"] not in STATUSES:
+        raise c.fail("status", f'expected one of ok, skipped, failed, got "{s["status"]}"')
+    ints = {k: c.integer(k) for k in INT_FIELDS}
+    group = c.string("group", required=False) or ""
+    msg: Any = obj.get("error_message")
+    kw: dict[str, Any] = {}
+    nulls = [k for k in OK_POSITIVE_FIELDS + OK_NONNEG_FIELDS if k in obj and obj[k] is None]
+    if s["status"] == "ok" and nulls:
+        # Ran, but the harness had no model or no time for it: listed, never plotted.
+        s["status"] = "unplotted"
+        msg = f"ran, but {', '.join(nulls)} null (no model or zero time)"
+    if s["status"] == "ok":
+        for k in OK_POSITIVE_FIELDS:
+            kw[k] = c.number(k, positive=True)
+        for k in OK_NONNEG_FIELDS:
+            kw[k] = c.number(k, nonneg=True)
+    for k in OPTIONAL_NONNEG_FIELDS:
+        v = c.number(k, required=False, nonneg=True, nullable=True)
+        if k in Entry.__dataclass_fields__ and v is not None:
+            kw[k] = v
+    kw["rel_err"] = c.number("rel_err", required=False, nonneg=True, nullable=True)
+    kw["err_ok"] = c.boolean("err_ok")
+    return Entry(run=run, group=group, error_message=msg if isinstance(msg, str) else "",
+                 **s, **ints, **kw)
+
+
+def _ceiling_set(file: str, where: str, obj: Any) -> CeilingSet:
+    if obj is None:
+        return CeilingSet()
+    if not isinstance(obj, dict):
+        raise InputError(file, where, f"expected an object, got {_describe(obj)}")
+    c = _Checker(file, where, obj)
+    bw = c.number("bandwidth_gbps", required=False, positive=True, nullable=True)
+    tf = obj.get("tflops", {})
+    if tf is None:
+        tf = {}
+    if not isinstance(tf, dict):
+        raise c.fail("tflops", f"expected an object, got {_describe(tf)}")
+    tc = _Checker(file, f"{where}.tflops", tf)
+    peaks: dict[str, float] = {}
+    for k in tf:
+        v = tc.number(k, positive=True, nullable=True)
+        if v is not None:
+            peaks[k] = v
+    return CeilingSet(bandwidth_gbps=bw, tflops=peaks)
+
+
+def parse_context(file: str, obj: Any) -> tuple[dict, Ceilings]:
+    if obj is None:
+        return {}, Ceilings()
+    if not isinstance(obj, dict):
+        raise InputError(file, "context", f"expected an object, got {_describe(obj)}")
+    c = _Checker(file, "context", obj)
+    for k in ("backend", "device", "git_commit", "date", "preset", "host"):
+        if k in obj and obj[k] is not None and not isinstance(obj[k], str):
+            raise c.fail(k, f"expected a string, got {_describe(obj[k])}")
+    if obj.get("backend") not in (None, "cpu", "cuda"):
+        raise c.fail("backend", f'expected "cpu" or "cuda", got {_describe(obj["backend"])}')
+    ceil = obj.get("ceilings")
+    if ceil is None:
+        return obj, Ceilings()
+    if not isinstance(ceil, dict):
+        raise c.fail("ceilings", f"expected an object, got {_describe(ceil)}")
+    return obj, Ceilings(measured=_ceiling_set(file, "context.ceilings.measured", ceil.get("measured")),
+                         theoretical=_ceiling_set(file, "context.ceilings.theoretical",
+                                                  ceil.get("theoretical")))
+
+
+def _keep(obj: Any) -> bool:
+    """Google Benchmark aggregates other than the median (mean, stddev, cv) are not entries."""
+    if isinstance(obj, dict):
+        agg = obj.get("aggregate_name")
+        if obj.get("run_type") == "aggregate" and isinstance(agg, str) and agg != "median":
+            return False
+    return True
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError:
+        raise InputError(path, "", "not UTF-8 text") from None
+    except OSError as e:
+        raise InputError(path, "", f"cannot read ({e.strerror or e})") from None
+
+
+def _json(path: str, text: str, line: Optional[int] = None) -> Any:
+    """Parses text; `line` is the line number of a results-log record."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        lineno = e.lineno if line is None else line
+        raise InputError(path, "", f"not valid JSON (line {lineno} column {e.colno}: {e.msg})") from None
+
+
+def load_json(path: str, label: str) -> Run:
+    doc = _json(path, _read_text(path))
+    if not isinstance(doc, dict):
+        raise InputError(path, "", f"expected a JSON object with context and benchmarks, got {_describe(doc)}")
+    if "benchmarks" not in doc:
+        raise InputError(path, "benchmarks", "missing")
+    bms = doc["benchmarks"]
+    if not isinstance(bms, list):
+        raise InputError(path, "benchmarks", f"expected an array, got {_describe(bms)}")
+    if "context" not in doc:
+        raise InputError(path, "context", "missing")
+    context, ceilings = parse_context(path, doc["context"])
+    entries = [parse_entry(path, label, f"benchmarks[{i}]", b) for i, b in enumerate(bms) if _keep(b)]
+    if not entries:
+        raise InputError(path, "benchmarks", "empty (no entries)")
+    return Run(path=path, label=label, context=context, ceilings=ceilings, entries=entries)
+
+
+def load_log(path: str, label: str) -> Run:
+    """A results log: one JSON object per line, each a finished benchmark entry; a line
+    holding a `context` object (written first by the harness) gives the run's context."""
+    context: dict = {}
+    ceilings = Ceilings()
+    entries: list[Entry] = []
+    text = _read_text(path)
+    lines = text.splitlines()
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if n == len(lines) and not text.endswith("\n"):
+            try:  # a sweep killed mid-write leaves a torn last line: the harness reruns it
+                json.loads(line)
+            except json.JSONDecodeError:
+                continue
+        obj = _json(path, line, line=n)
+        if isinstance(obj, dict) and isinstance(obj.get("context"), dict) and "name" not in obj:
+            context, ceilings = parse_context(path, obj["context"])
+            continue
+        if _keep(obj):
+            entries.append(parse_entry(path, label, f"line {n}", obj))
+    if not entries:
+        raise InputError(path, "", "empty (no entries)")
+    return Run(path=path, label=label, context=context, ceilings=ceilings, entries=entries)
+
+
+def run_label(path: str) -> str:
+    base = os.path.basename(path)  # run.json, run.json.log.jsonl -> run
+    for suffix in (".jsonl", ".log", ".json"):
+        if base.endswith(suffix) and len(base) > len(suffix):
+            base = base[: -len(suffix)]
+    return base
+
+
+def load_run(path: str) -> Run:
+    label = run_label(path)
+    if path.endswith(".jsonl"):
+        return load_log(path, label)
+    return load_json(path, label)
+
+
+def load_dataset(paths: list[str]) -> Dataset:
+    runs = [load_run(p) for p in paths]
+    labels = [r.label for r in runs]
+    for i, r in enumerate(runs):  # two files with one stem stay apart
+        if labels.count(r.label) > 1:
+            r.label = f"{r.label}#{i + 1}"
+            r.entries = [_relabel(e, r.label) for e in r.entries]
+    return Dataset(runs=runs)
+
+
+def _relabel(e: Entry, label: str) -> Entry:
+    from dataclasses import replace
+    return replace(e, run=label)

@@ -1,0 +1,202 @@
+"""The Markdown report of one run: context, ceilings, best configuration per variant
+(TFLOP/s, GB/s, % of roofline, memory- or compute-bound, error), every chart embedded by
+relative path, and what was skipped or failed with the reasons."""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Optional
+
+from . import gqa_decode, model_vs_measured, roofline, speedup, tiles
+from .chart import Built
+from .data import Dataset, Entry, dtype_order
+from .roofs import position
+
+
+def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
+    out = Built()
+    out.extend(roofline.build(ds))
+    out.extend(speedup.build(ds, baseline))
+    out.extend(tiles.build(ds))
+    out.extend(gqa_decode.build_gqa(ds))
+    out.extend(gqa_decode.build_decode(ds))
+    out.extend(model_vs_measured.build(ds))
+    return out
+
+
+def fmt(x: Optional[float], digits: int = 3) -> str:
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
+def md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def config_text(e: Entry) -> str:
+    return f"B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} Nkv{e.Nkv} d{e.d} {e.mask} Br{e.Br} Bc{e.Bc}"
+
+
+def error_text(e: Entry) -> str:
+    if e.rel_err is None:
+        return "NaN/inf in O" if e.err_ok is False else "—"
+    mark = "" if e.err_ok is None else (" ✓" if e.err_ok else " ✗ over tolerance")
+    return f"{e.rel_err:.2g}{mark}"
+
+
+def best_per_variant(ds: Dataset) -> list[Entry]:
+    best: dict[tuple[str, str], Entry] = {}
+    for e in ds.ok_entries:
+        k = (e.variant, e.dtype)
+        if k not in best or e.tflops > best[k].tflops:
+            best[k] = e
+    return [best[k] for k in sorted(best, key=lambda k: (dtype_order(k[1]), k[0]))]
+
+
+def _context_table(ds: Dataset) -> list[str]:
+    r = ds.runs[0]
+    c = r.context
+    counts = Counter(e.status for e in ds.entries)
+    timing = c.get("timing") if isinstance(c.get("timing"), dict) else {}
+    rows = [("device", ds.device), ("backend", ds.backend), ("commit", ds.commit),
+            ("date", r.ctx("date")), ("host", r.ctx("host", r.ctx("host_name"))),
+            ("preset", r.ctx("preset")), ("compiler", r.ctx("compiler")),
+            ("build type", r.ctx("build_type")), ("command", r.ctx("command_line"))]
+    if timing:
+        rows.append(("timing", ", ".join(f"{k} {str(v).lower() if isinstance(v, bool) else v}"
+                                         for k, v in timing.items())))
+    rows.append(("entries", f"{counts.get('ok', 0)} ok, {counts.get('skipped', 0)} skipped, "
+                            f"{counts.get('failed', 0)} failed"))
+    rows.append(("input", ", ".join(os.path.basename(x.path) for x in ds.runs)))
+    lines = ["| | |", "|---|---|"]
+    lines += [f"| {k} | {md_escape(str(v))} |" for k, v in rows]
+    return lines
+
+
+def _ceiling_table(ds: Dataset) -> list[str]:
+    ceil = ds.ceilings
+    if ceil.measured.empty and ceil.theoretical.empty:
+        return ["No ceilings in this run's context (run without `--no-ceilings` to measure them): "
+                "% of roofline and bound are not available."]
+    dts = sorted(set(ceil.measured.tflops) | set(ceil.theoretical.tflops) | set(ds.dtypes), key=dtype_order)
+    lines = ["| ceiling | measured | theoretical |", "|---|---|---|",
+             f"| copy bandwidth (GB/s) | {fmt(ceil.measured.bandwidth_gbps)} | {fmt(ceil.theoretical.bandwidth_gbps)} |"]
+    for dt in dts:
+        lines.append(f"| {dt} peak (TFLOP/s) | {fmt(ceil.measured.peak(dt))} | {fmt(ceil.theoretical.peak(dt))} |")
+    for dt in dts:
+        m, t = ceil.measured.ridge(dt), ceil.theoretical.ridge(dt)
+        if m or t:
+            lines.append(f"| {dt} ridge point (FLOP/byte) | {fmt(m)} | {fmt(t)} |")
+    lines.append("")
+    lines.append("Measured ceilings (solid lines in the charts) come from copy and GEMM benchmarks run "
+                 "with the sweep; theoretical ones (dashed) from the device's specifications.")
+    return lines
+
+
+def _best_table(ds: Dataset) -> tuple[list[str], list[str]]:
+    best = best_per_variant(ds)
+    ceil = ds.ceilings
+    lines = ["| variant | dtype | best configuration | time (ms) | TFLOP/s | GB/s | intensity (FLOP/B) "
+             "| roof (TFLOP/s) | % of roofline | bound | configs memory / compute-bound | rel. error |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
+    verdicts = []
+    for e in best:
+        p = position(e, ceil)
+        allv = [position(x, ceil) for x in ds.ok_entries if x.variant == e.variant and x.dtype == e.dtype]
+        nm = sum(1 for x in allv if x.bound == "memory")
+        nc = sum(1 for x in allv if x.bound == "compute")
+        split = f"{nm} / {nc}" if nm + nc else "—"
+        inten = fmt(p.intensity) + (" (measured)" if p.intensity_source == "measured" else "")
+        pct = f"{p.pct_of_roof:.0f}%" if p.pct_of_roof is not None else "—"
+        lines.append(f"| {e.variant} | {e.dtype} | {config_text(e)} | {fmt(e.time_ms)} | {fmt(e.tflops)} | "
+                     f"{fmt(e.gbps)} | {inten} | {fmt(p.attainable_tflops)} | {pct} | {p.bound} | {split} | "
+                     f"{error_text(e)} |")
+        verdicts.append(_verdict(e, p, nm, nc))
+    return lines, verdicts
+
+
+def _verdict(e: Entry, p, nm: int, nc: int) -> str:
+    head = f"- **{e.variant}** ({e.dtype}): "
+    if p.pct_of_roof is None:
+        return head + f"{fmt(e.tflops)} TFLOP/s at {fmt(p.intensity)} FLOP/byte; no ceilings to compare with."
+    if p.bound == "memory":
+        why = (f"memory-bound: intensity {fmt(p.intensity)} FLOP/byte is below the ridge point "
+               f"{fmt(p.ridge)}, so its roof is bandwidth × intensity = {fmt(p.attainable_tflops)} TFLOP/s")
+    elif p.bound == "compute":
+        why = (f"compute-bound: intensity {fmt(p.intensity)} FLOP/byte is above the ridge point "
+               f"{fmt(p.ridge)}, so its roof is the {e.dtype} peak {fmt(p.attainable_tflops)} TFLOP/s")
+    else:
+        why = f"{p.bound}; roof {fmt(p.attainable_tflops)} TFLOP/s"
+    gap = (f"it reaches {p.pct_of_roof:.0f}% of that roof ({fmt(e.tflops)} TFLOP/s, "
+           f"{p.attainable_tflops / e.tflops:.1f}× headroom)" if e.tflops else "it reaches 0% of that roof")
+    tail = f" Over all its configurations: {nm} memory-bound, {nc} compute-bound." if nm + nc > 1 else ""
+    return head + f"best configuration is {why}; {gap} ({p.ceilings} ceilings).{tail}"
+
+
+def _not_run(ds: Dataset) -> list[str]:
+    bad = [e for e in ds.entries if not e.ok]
+    if not bad:
+        return ["Every configuration ran."]
+    groups = Counter((e.status, e.variant, e.error_message or "(no reason given)") for e in bad)
+    example = {}
+    for e in bad:
+        example.setdefault((e.status, e.variant, e.error_message or "(no reason given)"), e)
+    lines = ["| status | variant | count | reason | example configuration |", "|---|---|---:|---|---|"]
+    for (st, v, why), n in sorted(groups.items(), key=lambda kv: (kv[0][0] != "failed", -kv[1], kv[0])):
+        lines.append(f"| {st} | {v} | {n} | {md_escape(why)} | {md_escape(config_text(example[(st, v, why)]))} |")
+    lines.append("")
+    lines.append("These entries are listed here only; no chart plots them.")
+    return lines
+
+
+def _accuracy(ds: Dataset) -> list[str]:
+    bad = [e for e in ds.ok_entries if e.err_ok is False]
+    if not bad:
+        return []
+    lines = ["", f"**{len(bad)} configuration(s) ran but exceeded the error tolerance:**", ""]
+    lines += [f"- `{e.name}`: rel. error {error_text(e)}" for e in bad[:20]]
+    if len(bad) > 20:
+        lines.append(f"- … and {len(bad) - 20} more")
+    return lines
+
+
+def render(ds: Dataset, built: Built, out_dir: str) -> str:
+    lines = [f"# attnbench report — {ds.device} ({ds.backend})", ""]
+    lines += _context_table(ds) + ["", "## Ceilings", ""] + _ceiling_table(ds)
+    table, verdicts = _best_table(ds)
+    lines += ["", "## Best configuration per variant", "",
+              "The configuration with the highest TFLOP/s for each variant and dtype. "
+              "Roof = min(peak, bandwidth × intensity) from the measured ceilings (theoretical when none "
+              "were measured); % of roofline = achieved / roof; bound = memory when the intensity is below "
+              "the ridge point (peak / bandwidth), compute otherwise. Intensity uses measured DRAM bytes "
+              "when Nsight Compute measured them, modeled bytes otherwise. See docs/charts.md.", ""]
+    lines += table if verdicts else ["No configuration ran."]
+    if verdicts:
+        lines += ["", "### Where each variant stands", ""] + verdicts
+    lines += _accuracy(ds)
+    lines += ["", "## Charts", ""]
+    for c in built.charts:
+        png = next((p for p in c.paths if p.endswith(".png")), f"{c.stem}.png")
+        svg = next((p for p in c.paths if p.endswith(".svg")), f"{c.stem}.svg")
+        lines += [f"### {c.title}", "",
+                  f"![{c.title}]({os.path.relpath(png, out_dir)})", "",
+                  f"[SVG]({os.path.relpath(svg, out_dir)})", ""]
+    if built.notes:
+        lines += ["Not drawn:", ""] + [f"- {n}" for n in built.notes] + [""]
+    lines += ["## Skipped and failed", ""] + _not_run(ds) + [""]
+    return "\n".join(lines)
+
+
+def write(ds: Dataset, out_dir: str, baseline: Optional[str] = None) -> tuple[str, Built]:
+    """Draws every chart into out_dir and writes out_dir/report.md beside them."""
+    built = build_all(ds, baseline)
+    built.save(out_dir)
+    path = os.path.join(out_dir, "report.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render(ds, built, out_dir))
+    return path, built

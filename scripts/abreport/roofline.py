@@ -1,0 +1,151 @@
+"""Roofline chart: achieved TFLOP/s against arithmetic intensity, one chart per dtype.
+
+Log-log. Measured ceilings (copy bandwidth, GEMM peak of the dtype) solid, theoretical
+dashed; the ridge point (peak / bandwidth) marked. Points left of the ridge are
+memory-bound, right of it compute-bound; the gap to the roof is what is left.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from matplotlib.lines import Line2D
+
+from . import style
+from .chart import Built, Chart
+from .data import CeilingSet, Dataset, Entry
+
+MEASURED_STYLE = {"linestyle": "-", "linewidth": 1.6}
+THEORETICAL_STYLE = {"linestyle": "--", "linewidth": 1.2}
+RIDGE_FACE = {"measured": "#B22222", "theoretical": "white"}
+
+
+def _marker_axis(entries: list[Entry]) -> tuple[str, dict]:
+    """Markers distinguish head dims when several are present, else masks."""
+    ds = {e.d for e in entries}
+    if len(ds) > 1 or len({e.mask for e in entries}) <= 1:
+        return "d", style.markers_for(ds)
+    return "mask", style.markers_for({e.mask for e in entries})
+
+
+def _ceiling_lines(ax, cs: CeilingSet, kind: str, dtype: str, xs: np.ndarray,
+                   handles: list, ridges: list) -> list[str]:
+    drawn = []
+    st = MEASURED_STYLE if kind == "measured" else THEORETICAL_STYLE
+    bw, peak = cs.bandwidth_gbps, cs.peak(dtype)
+    if bw:
+        ys = bw * xs / 1e3
+        if peak:
+            ys = np.minimum(ys, peak)
+        h, = ax.plot(xs, ys, color="#333333", **st, zorder=1,
+                     label=f"{kind} bandwidth {bw:,.0f} GB/s")
+        handles.append(h)
+        drawn.append(f"{kind}_bandwidth")
+    if peak:
+        ridge = cs.ridge(dtype)
+        x0 = ridge if ridge else xs[0]
+        h, = ax.plot([x0, xs[-1]], [peak, peak], color="#B22222", **st, zorder=1,
+                     label=f"{kind} {dtype} peak {peak:.3g} TFLOP/s")
+        handles.append(h)
+        drawn.append(f"{kind}_peak")
+        if ridge:
+            ax.plot([ridge], [peak], marker="D", markersize=6, linestyle="none", zorder=4,
+                    markerfacecolor=RIDGE_FACE[kind], markeredgecolor="#B22222")
+            ridges.append((kind, ridge, peak))
+    return drawn
+
+
+def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
+    entries = [e for e in ds.ok_entries if e.dtype == dtype]
+    if not entries:
+        return None
+    ceil = ds.ceilings
+    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    mkey, markers = _marker_axis(entries)
+
+    xs_pts = np.array([e.roof_intensity for e in entries], dtype=float)
+    ys_pts = np.array([e.tflops for e in entries], dtype=float)
+    ridges_all = [r for r in (ceil.measured.ridge(dtype), ceil.theoretical.ridge(dtype)) if r]
+    peaks_all = [p for p in (ceil.measured.peak(dtype), ceil.theoretical.peak(dtype)) if p]
+    xlo = min([xs_pts.min()] + ridges_all) / 2.5
+    xhi = max([xs_pts.max()] + ridges_all) * 2.5
+    xs = np.geomspace(xlo, xhi, 200)
+
+    fig = style.new_figure(9.0, 5.4)
+    ax = fig.add_subplot()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+
+    ceiling_handles: list = []
+    ridges: list = []
+    drawn = _ceiling_lines(ax, ceil.measured, "measured", dtype, xs, ceiling_handles, ridges)
+    drawn += _ceiling_lines(ax, ceil.theoretical, "theoretical", dtype, xs, ceiling_handles, ridges)
+
+    points: dict[str, int] = {}
+    n_measured = 0
+    for v in sorted({e.variant for e in entries}):
+        for mval, mk in markers.items():
+            sel = [e for e in entries if e.variant == v and getattr(e, mkey) == mval]
+            if not sel:
+                continue
+            for measured in (False, True):
+                part = [e for e in sel if (e.measured_intensity is not None) == measured]
+                if not part:
+                    continue
+                ax.scatter([e.roof_intensity for e in part], [e.tflops for e in part],
+                           color=colors[v], marker=mk, s=36, alpha=0.85, zorder=3,
+                           edgecolors="black" if measured else "white",
+                           linewidths=1.1 if measured else 0.4)
+                n_measured += len(part) if measured else 0
+            points[v] = points.get(v, 0) + len(sel)
+
+    for kind, ridge, peak in ridges:
+        ceiling_handles.append(Line2D([], [], marker="D", linestyle="none",
+                                      markerfacecolor=RIDGE_FACE[kind], markeredgecolor="#B22222",
+                                      label=f"ridge ({kind}) {ridge:.3g} FLOP/B"))
+    if ridges:  # the measured ridge splits the plane into the two regimes
+        r0 = ridges[0][1]
+        ax.axvline(r0, color="#B22222", linestyle=":", linewidth=0.8, zorder=0)
+        ax.text(r0 / 1.08, 0.015, "← memory-bound", transform=ax.get_xaxis_transform(),
+                ha="right", va="bottom", fontsize=7.5, color="#B22222")
+        ax.text(r0 * 1.08, 0.015, "compute-bound →", transform=ax.get_xaxis_transform(),
+                ha="left", va="bottom", fontsize=7.5, color="#B22222")
+
+    yhi = max([ys_pts.max()] + peaks_all) * 2.0
+    ax.set_xlim(xlo, xhi)
+    ax.set_ylim(ys_pts.min() / 3, yhi)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte, " +
+                  ("measured DRAM bytes where present)" if n_measured else "modeled bytes)"))
+    ax.set_ylabel("achieved TFLOP/s")
+    ax.set_title(f"Roofline — {ds.title_suffix(dtype)}")
+
+    var_handles = [Line2D([], [], marker="o", linestyle="none", color=colors[v], label=v)
+                   for v in points]
+    mk_handles = [Line2D([], [], marker=mk, linestyle="none", color="#555555",
+                         label=f"d={mval}" if mkey == "d" else str(mval))
+                  for mval, mk in markers.items() if any(getattr(e, mkey) == mval for e in entries)]
+    if n_measured:
+        mk_handles.append(Line2D([], [], marker="o", linestyle="none", color="#BBBBBB",
+                                 markeredgecolor="black", label="measured DRAM bytes"))
+    style.section_legend(ax, [("variant", var_handles),
+                              ("head dim" if mkey == "d" else "mask", mk_handles),
+                              ("ceilings", ceiling_handles)])
+    if not ceiling_handles:
+        ax.text(0.02, 0.97, "no ceilings in this run's context", transform=ax.transAxes,
+                va="top", fontsize=8, color="#B22222")
+
+    summary = {"dtype": dtype, "points": points, "ceilings": drawn,
+               "ridges": {k: r for k, r, _ in ridges}, "measured_points": n_measured,
+               "marker_by": mkey}
+    return Chart(stem=f"roofline_{dtype}", title=f"Roofline ({dtype})", fig=fig, summary=summary)
+
+
+def build(ds: Dataset) -> Built:
+    out = Built()
+    for dt in ds.dtypes:
+        c = build_one(ds, dt)
+        if c:
+            out.charts.append(c)
+    if not out.charts:
+        out.notes.append("roofline: no entries ran (status ok)")
+    return out

@@ -1,0 +1,49 @@
+"""Roofline arithmetic: attainable TFLOP/s, % of roofline and memory/compute bound."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .data import Ceilings, Entry
+
+
+@dataclass(frozen=True)
+class RoofPosition:
+    """Where one entry stands under its roof."""
+
+    intensity: float  # FLOP/byte used (measured bytes when present)
+    intensity_source: str  # "measured" | "modeled"
+    attainable_tflops: Optional[float]  # min(peak, bw * intensity); None without ceilings
+    pct_of_roof: Optional[float]  # achieved / attainable * 100
+    ridge: Optional[float]  # FLOP/byte
+    bound: str  # "memory" | "compute" | "n/a (...)"
+    ceilings: str  # "measured" | "theoretical" | "none"
+
+
+def attainable(bw_gbps: Optional[float], peak_tflops: Optional[float], intensity: float) -> Optional[float]:
+    roofs = []
+    if bw_gbps:
+        roofs.append(bw_gbps * intensity / 1e3)
+    if peak_tflops:
+        roofs.append(peak_tflops)
+    return min(roofs) if roofs else None
+
+
+def position(e: Entry, ceilings: Ceilings) -> RoofPosition:
+    assert e.ok and e.roof_intensity is not None and e.tflops is not None
+    intensity = e.roof_intensity
+    src = "measured" if e.measured_intensity is not None else "modeled"
+    cs, kind = ceilings.primary(e.dtype)
+    peak, bw = cs.peak(e.dtype), cs.bandwidth_gbps
+    if peak is None and bw is None:
+        return RoofPosition(intensity, src, None, None, None, "n/a (no ceilings)", "none")
+    att = attainable(bw, peak, intensity)
+    pct = 100.0 * e.tflops / att if att else None
+    ridge = cs.ridge(e.dtype)
+    if ridge is not None:
+        bound = "memory" if intensity < ridge else "compute"
+    elif peak is None:
+        bound = f"memory (no {e.dtype} peak)"
+    else:
+        bound = "compute (no bandwidth)"
+    return RoofPosition(intensity, src, att, pct, ridge, bound, kind)

@@ -1,0 +1,138 @@
+"""Speedup of each variant over a baseline, and TFLOP/s, against sequence length.
+
+One panel per head dim (rows) x mask (columns), one figure per dtype. Ratios pair
+entries of the same run and the same problem (tiles collapse to the fastest).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from matplotlib.lines import Line2D
+
+from . import style
+from .chart import Built, Chart
+from .data import Dataset, Entry, best_by
+from .seqsel import default_baseline, seq_entries
+
+
+def _series_key(e: Entry, multi_shape: bool, multi_run: bool) -> str:
+    k = e.variant
+    if multi_shape:
+        k += f" B{e.B} H{e.H} Hkv{e.Hkv}"
+    if multi_run:
+        k += f" [{e.run}]"
+    return k
+
+
+def _grid(fig, ds_vals: list[int], masks: list[str]):
+    axes = fig.subplots(len(ds_vals), len(masks), squeeze=False, sharex=True, sharey=True)
+    return {(d, m): axes[i][j] for i, d in enumerate(ds_vals) for j, m in enumerate(masks)}, axes
+
+
+def _baseline_for(ds: Dataset, baseline: Optional[str]) -> dict[str, str]:
+    """Baseline variant per run: --baseline, else by the run's backend."""
+    return {r.label: baseline or default_baseline(r.backend) for r in ds.runs}
+
+
+def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
+    out = Built()
+    entries = seq_entries(ds.entries, dtype)
+    if not entries:
+        out.notes.append(f"speedup ({dtype}): no self-attention entries (Nq = Nkv)")
+        return out
+    best = best_by(entries, key=lambda e: (e.run, e.variant, e.problem_key))
+    pts = list(best.values())
+    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    d_vals = sorted({e.d for e in pts})
+    masks = sorted({e.mask for e in pts}, key=lambda m: (m != "none", m != "causal", m))
+    multi_shape = len({(e.B, e.H, e.Hkv) for e in pts}) > 1
+    multi_run = len(ds.runs) > 1
+    bases = _baseline_for(ds, baseline)
+    seqs = sorted({e.Nq for e in pts})
+
+    # Speedup pairs: same run, same problem.
+    base_time = {(e.run, e.problem_key): e.time_ms for e in pts if e.variant == bases[e.run]}
+    ratios: dict[str, list[tuple[int, int, str, float]]] = {}
+    for e in pts:
+        if e.variant == bases[e.run]:
+            continue
+        bt = base_time.get((e.run, e.problem_key))
+        if bt is None:
+            continue
+        ratios.setdefault(_series_key(e, multi_shape, multi_run), []).append((e.d, e.Nq, e.mask, bt / e.time_ms))
+
+    width, height = 4.0 * len(masks) + 2.6, 2.9 * len(d_vals) + 0.6
+    base_names = ", ".join(sorted(set(bases.values())))
+
+    # TFLOP/s against sequence length
+    fig = style.new_figure(width, height)
+    panels, axes = _grid(fig, d_vals, masks)
+    counts: dict[str, int] = {}
+    handles: dict[str, Line2D] = {}
+    for (d, m), ax in panels.items():
+        sel = [e for e in pts if e.d == d and e.mask == m]
+        for key in sorted({_series_key(e, multi_shape, multi_run) for e in sel}):
+            s = sorted((e for e in sel if _series_key(e, multi_shape, multi_run) == key), key=lambda e: e.Nq)
+            v = s[0].variant
+            h, = ax.plot([e.Nq for e in s], [e.tflops for e in s], marker="o", markersize=3.5,
+                         color=colors[v], linestyle="--" if v == bases[s[0].run] else "-", label=key)
+            handles.setdefault(key, h)
+            counts[key] = counts.get(key, 0) + len(s)
+        _decorate(ax, d, m, seqs, "TFLOP/s", sel)
+    for ax in axes[-1]:
+        ax.set_xlabel("sequence length N (= Nq = Nkv)")
+    fig.suptitle(f"TFLOP/s vs sequence length — {ds.title_suffix(dtype)}")
+    style.section_legend(style.top_right(fig), [("variant", [handles[k] for k in sorted(handles)])])
+    out.charts.append(Chart(stem=f"tflops_seq_{dtype}", title=f"TFLOP/s vs sequence length ({dtype})",
+                            fig=fig, summary={"dtype": dtype, "points": counts,
+                                              "panels": [f"d={d} {m}" for d, m in panels]}))
+
+    if not ratios:
+        out.notes.append(f"speedup ({dtype}): baseline {base_names} has no entry sharing a problem "
+                         "with another variant; speedup chart not drawn")
+        return out
+    fig = style.new_figure(width, height)
+    panels, axes = _grid(fig, d_vals, masks)
+    counts = {}
+    handles = {}
+    for (d, m), ax in panels.items():
+        ax.axhline(1.0, color="#7F7F7F", linestyle="--", linewidth=1.0)
+        any_pts = False
+        for key in sorted(ratios):
+            s = sorted((n, r) for dd, n, mm, r in ratios[key] if dd == d and mm == m)
+            if not s:
+                continue
+            any_pts = True
+            v = key.split(" ")[0]
+            h, = ax.plot([n for n, _ in s], [r for _, r in s], marker="o", markersize=3.5,
+                         color=colors[v], label=key)
+            handles.setdefault(key, h)
+            counts[key] = counts.get(key, 0) + len(s)
+        _decorate(ax, d, m, seqs, f"speedup over {base_names} (×)", [None] if any_pts else [])
+    for ax in axes[-1]:
+        ax.set_xlabel("sequence length N (= Nq = Nkv)")
+    fig.suptitle(f"Speedup over {base_names} (time ratio, >1 = faster) — {ds.title_suffix(dtype)}")
+    base_handle = Line2D([], [], color="#7F7F7F", linestyle="--", label=f"{base_names} = 1")
+    style.section_legend(style.top_right(fig), [("variant", [handles[k] for k in sorted(handles)]), ("baseline", [base_handle])])
+    out.charts.append(Chart(stem=f"speedup_{dtype}", title=f"Speedup over {base_names} ({dtype})", fig=fig,
+                            summary={"dtype": dtype, "baseline": base_names, "points": counts,
+                                     "ratios": {k: sorted(v) for k, v in ratios.items()}}))
+    return out
+
+
+def _decorate(ax, d: int, mask: str, seqs: list[int], ylabel: str, sel: list) -> None:
+    ax.set_title(f"d = {d}, mask {mask}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    style.plain_log_ticks(ax, "x", seqs)
+    style.plain_log_ticks(ax, "y")
+    ax.set_ylabel(ylabel)
+    if not sel:
+        ax.text(0.5, 0.5, "no entries", transform=ax.transAxes, ha="center", va="center", color="#7F7F7F")
+
+
+def build(ds: Dataset, baseline: Optional[str] = None) -> Built:
+    out = Built()
+    for dt in ds.dtypes:
+        out.extend(build_dtype(ds, dt, baseline))
+    return out

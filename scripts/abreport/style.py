@@ -1,0 +1,139 @@
+"""Shared look of every chart: Agg backend, colours by variant, markers, PNG+SVG output."""
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+FORMATS = ("png", "svg")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+# Colour-blind-friendly (Okabe-Ito, then tab10 extras); the baseline gets grey.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+           "#8C564B", "#000000", "#BCBD22", "#17BECF")
+BASELINES = ("naive", "cublas_unfused")
+
+plt.rcParams.update({
+    "figure.dpi": 110,
+    "savefig.dpi": 150,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "attnbench",  # reproducible SVG ids
+})
+
+
+def variant_colors(variants: Iterable[str]) -> dict[str, str]:
+    """Stable colours: sorted variant names, baselines grey."""
+    out: dict[str, str] = {}
+    i = 0
+    for v in sorted(set(variants)):
+        if v in BASELINES:
+            out[v] = "#7F7F7F" if v == "naive" else "#4D4D4D"
+        else:
+            out[v] = PALETTE[i % len(PALETTE)]
+            i += 1
+    return out
+
+
+def markers_for(values: Iterable) -> dict:
+    return {v: MARKERS[i % len(MARKERS)] for i, v in enumerate(sorted(set(values), key=_sort_key))}
+
+
+def _sort_key(v):
+    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+
+
+def new_figure(width: float, height: float) -> Figure:
+    return plt.figure(figsize=(width, height), layout="constrained")
+
+
+def plain_log_ticks(ax, axis: str = "x", values: Iterable[float] | None = None, base: int = 2) -> None:
+    """Log axis labelled with the actual values (128, 256, ...) instead of powers."""
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    if values is not None:
+        vals = sorted(set(values))
+        a.set_major_locator(matplotlib.ticker.FixedLocator(vals))
+        a.set_minor_formatter(NullFormatter())
+        a.set_minor_locator(matplotlib.ticker.NullLocator())
+    else:  # denser steps for narrow ranges (call after plotting), plain numbers
+        lo, hi = (ax.dataLim.x0, ax.dataLim.x1) if axis == "x" else (ax.dataLim.y0, ax.dataLim.y1)
+        span = hi / lo if lo > 0 and hi > lo else 10.0
+        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if span < 8 else (1.0, 2.0, 5.0) if span < 300 else (1.0,)
+        a.set_major_locator(LogLocator(base=10, subs=subs))
+        a.set_minor_formatter(NullFormatter())
+    a.set_major_formatter(FuncFormatter(lambda x, _: fmt_num(x)))
+
+
+def fmt_num(x: float) -> str:
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e4 and float(x).is_integer():
+        return f"{int(x) // 1024}k" if int(x) % 1024 == 0 else f"{x:g}"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 1:
+        return f"{x:.3g}"
+    return f"{x:.2g}"
+
+
+def save(fig: Figure, out_dir: str, stem: str) -> list[str]:
+    """Writes stem.png and stem.svg into out_dir; returns the paths. Closes nothing:
+    callers (tests) may still inspect the figure; `close` releases it."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for ext in FORMATS:
+        p = os.path.join(out_dir, f"{stem}.{ext}")
+        fig.savefig(p, format=ext, bbox_inches="tight", pad_inches=0.15,
+                    metadata={"Date": None} if ext == "svg" else None)
+        paths.append(p)
+    return paths
+
+
+def close(fig: Figure) -> None:
+    plt.close(fig)
+
+
+def section_legend(target, sections: list[tuple[str, list]], **kw):
+    """One legend outside the data with titled sections (variant, marker, ceilings):
+    stacked in one box so sections never overlap each other."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = [], []
+    for title, hs in sections:
+        if not hs:
+            continue
+        if handles:
+            handles.append(Line2D([], [], linestyle="none"))
+            labels.append("")
+        handles.append(Line2D([], [], linestyle="none"))
+        labels.append(title)
+        for h in hs:
+            handles.append(h)
+            labels.append(h.get_label())
+    args = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0,
+                handlelength=2.2, frameon=True)
+    args.update(kw)
+    args = {k: v for k, v in args.items() if v is not None}
+    leg = target.legend(handles, labels, **args)
+    for text, (h, lab) in zip(leg.get_texts(), zip(handles, labels)):
+        if lab and any(lab == t for t, _ in sections):
+            text.set_fontweight("bold")
+    return leg
+
+
+def top_right(fig: Figure):
+    """The axes in the top-right corner: figure legends hang outside it, so the
+    constrained layout makes room for them and they never cover a title."""
+    axes = [a for a in fig.axes if a.get_visible()]
+    return max(axes, key=lambda a: (a.get_position().y1, a.get_position().x1))
