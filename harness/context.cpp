@@ -1,0 +1,140 @@
+#include "harness/context.hpp"
+
+#include <array>
+#include <benchmark/benchmark.h>
+#include <cstdio>
+#include <fmt/format.h>
+#include <sstream>
+#include <unistd.h>
+
+namespace attnbench {
+
+using nlohmann::json;
+
+json gbench_context() {
+  if (benchmark::BenchmarkReporter::Context::executable_name == nullptr)
+    benchmark::BenchmarkReporter::Context::executable_name = "attnbench";
+  std::ostringstream out, err;
+  benchmark::JSONReporter r;
+  r.SetOutputStream(&out);
+  r.SetErrorStream(&err);
+  benchmark::BenchmarkReporter::Context ctx;
+  r.ReportContext(ctx);
+  r.Finalize();
+  json j = json::parse(out.str(), nullptr, false);
+  if (j.is_discarded() || !j.contains("context")) return json::object();
+  return j["context"];
+}
+
+static std::string run_command(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    *status = -1;
+    return out;
+  }
+  std::array<char, 256> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  *status = ::pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+static std::string source_dir() {
+#ifdef ATTNBENCH_SOURCE_DIR
+  return ATTNBENCH_SOURCE_DIR;
+#else
+  return ".";
+#endif
+}
+
+std::string git_commit() {
+  int st = 0;
+  const std::string out =
+      run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", source_dir()), &st);
+  return st == 0 && out.size() == 40 ? out : "unknown";
+}
+
+bool git_dirty() {
+  int st = 0;
+  const std::string out = run_command(
+      fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", source_dir()), &st);
+  return st == 0 && !out.empty();
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string compiler_text() {
+  std::string s =
+#ifdef ATTNBENCH_CXX_COMPILER
+      ATTNBENCH_CXX_COMPILER;
+#else
+      "unknown";
+#endif
+#ifdef ATTNBENCH_CUDA_COMPILER
+  s += std::string(", ") + ATTNBENCH_CUDA_COMPILER;
+#endif
+  return s;
+}
+
+std::string slug(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (alnum) out += c;
+    else if (c >= 'A' && c <= 'Z') out += static_cast<char>(c - 'A' + 'a');
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+std::string join_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,+@%") == std::string::npos;
+    if (i) s += ' ';
+    if (plain) {
+      s += a;
+    } else {
+      s += '\'';
+      for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      s += '\'';
+    }
+  }
+  return s;
+}
+
+json make_context(backend& be, bool measure_ceilings, const run_facts& facts) {
+  json c = gbench_context();
+  c["attnbench_version"] = attnbench_version;
+  c["backend"] = std::string(to_string(be.kind()));
+  c["host"] = host_name();
+  c["git_commit"] = git_commit();
+  c["git_dirty"] = git_dirty();
+  c["compiler"] = compiler_text();
+#ifdef ATTNBENCH_BUILD_TYPE
+  c["build_type"] = ATTNBENCH_BUILD_TYPE;
+#else
+  c["build_type"] = "unknown";
+#endif
+  c["preset"] = facts.preset;
+  c["command_line"] = facts.command_line;
+  if (!facts.shard.empty()) c["shard"] = facts.shard;
+  c["timing"] = {{"repetitions", facts.repetitions},
+                 {"aggregate", "median"},
+                 {"l2_flush", facts.l2_flush},
+                 {"clock", be.kind() == backend_kind::cuda ? "cuda_events" : "steady_clock"}};
+  json b = be.context(measure_ceilings);
+  if (b.is_object()) c.update(b);
+  if (!c.contains("device")) c["device"] = "unknown";
+  return c;
+}
+
+}  // namespace attnbench

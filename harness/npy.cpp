@@ -1,0 +1,176 @@
+#include "harness/npy.hpp"
+
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <iterator>
+
+#include "harness/problem.hpp"
+
+namespace attnbench {
+
+static_assert(std::endian::native == std::endian::little, "npy I/O assumes a little-endian host");
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+namespace {
+
+// The header is a Python dict literal; numpy always writes the three keys
+// 'descr', 'fortran_order', 'shape'. We parse exactly that grammar.
+class header_parser {
+ public:
+  header_parser(std::string_view text, const std::string& path) : s_(text), path_(path) {}
+
+  void parse(std::string& descr, bool& fortran, std::vector<std::int64_t>& shape) {
+    bool got_descr = false, got_order = false, got_shape = false;
+    expect('{');
+    while (true) {
+      skip_ws();
+      if (peek() == '}') { ++i_; break; }
+      const std::string key = quoted();
+      expect(':');
+      if (key == "descr") {
+        descr = quoted();
+        got_descr = true;
+      } else if (key == "fortran_order") {
+        skip_ws();
+        if (s_.substr(i_, 5) == "False") { fortran = false; i_ += 5; }
+        else if (s_.substr(i_, 4) == "True") { fortran = true; i_ += 4; }
+        else fail("bad fortran_order");
+        got_order = true;
+      } else if (key == "shape") {
+        shape = tuple();
+        got_shape = true;
+      } else {
+        fail(fmt::format("unexpected header key '{}'", key));
+      }
+      skip_ws();
+      if (peek() == ',') ++i_;
+    }
+    if (!got_descr || !got_order || !got_shape) fail("header lacks descr, fortran_order or shape");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) {
+    throw input_error(fmt::format("{}: not a valid .npy file ({})", path_, why));
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void skip_ws() { while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_; }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) fail(fmt::format("expected '{}' in header", c));
+    ++i_;
+  }
+  std::string quoted() {
+    skip_ws();
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("expected a quoted string in header");
+    const auto end = s_.find(q, i_ + 1);
+    if (end == std::string_view::npos) fail("unterminated string in header");
+    std::string out(s_.substr(i_ + 1, end - i_ - 1));
+    i_ = end + 1;
+    return out;
+  }
+  std::vector<std::int64_t> tuple() {
+    std::vector<std::int64_t> dims;
+    expect('(');
+    while (true) {
+      skip_ws();
+      if (peek() == ')') { ++i_; break; }
+      std::int64_t v = 0;
+      auto [ptr, ec] = std::from_chars(s_.data() + i_, s_.data() + s_.size(), v);
+      if (ec != std::errc() || v < 0) fail("bad shape");
+      i_ = ptr - s_.data();
+      dims.push_back(v);
+      skip_ws();
+      if (peek() == ',') ++i_;
+      else if (peek() != ')') fail("bad shape");
+    }
+    return dims;
+  }
+
+  std::string_view s_;
+  const std::string& path_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace
+
+npy_array read_npy(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw input_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    throw input_error(fmt::format("{}: not a .npy file (bad magic)", path));
+  const int major = static_cast<unsigned char>(bytes[6]);
+  std::size_t header_len = 0, offset = 0;
+  auto byte = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(bytes[i])); };
+  if (major == 1) {
+    header_len = byte(8) | byte(9) << 8;
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw input_error(fmt::format("{}: truncated .npy header", path));
+    header_len = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    offset = 12;
+  } else {
+    throw input_error(fmt::format("{}: unsupported .npy version {}", path, major));
+  }
+  if (offset + header_len > bytes.size())
+    throw input_error(fmt::format("{}: truncated .npy header", path));
+  std::string descr;
+  bool fortran = false;
+  npy_array a;
+  header_parser(std::string_view(bytes).substr(offset, header_len), path).parse(descr, fortran, a.shape);
+  if (descr != "<f4")
+    throw input_error(fmt::format("{}: dtype '{}' is not float32 little-endian ('<f4')", path, descr));
+  if (fortran) throw input_error(fmt::format("{}: Fortran-order arrays are not supported", path));
+  std::int64_t n = 1;
+  for (auto dim : a.shape) n *= dim;
+  const std::size_t data_at = offset + header_len;
+  if (bytes.size() - data_at != static_cast<std::size_t>(n) * 4)
+    throw input_error(fmt::format("{}: {} data bytes for shape {} (expected {})", path,
+                                  bytes.size() - data_at, shape_string(a.shape), n * 4));
+  a.data.resize(n);
+  if (n) std::memcpy(a.data.data(), bytes.data() + data_at, n * 4);
+  return a;
+}
+
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape,
+               const std::vector<float>& data) {
+  std::int64_t n = 1;
+  for (auto dim : shape) n *= dim;
+  if (n != static_cast<std::int64_t>(data.size()))
+    throw std::logic_error("write_npy: shape does not match the data size");
+  std::string dict =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape_string(shape));
+  // Pad with spaces and a newline so the data starts at a multiple of 64 bytes.
+  const bool v2 = dict.size() + 1 + 10 > 65535;
+  const std::size_t pre = v2 ? 12 : 10;
+  dict.append((64 - (pre + dict.size() + 1) % 64) % 64, ' ');
+  dict += '\n';
+  std::string head = "\x93NUMPY";
+  head += static_cast<char>(v2 ? 2 : 1);
+  head += '\0';
+  const std::size_t len = dict.size();
+  head += static_cast<char>(len & 0xFF);
+  head += static_cast<char>((len >> 8) & 0xFF);
+  if (v2) {
+    head += static_cast<char>((len >> 16) & 0xFF);
+    head += static_cast<char>((len >> 24) & 0xFF);
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw input_error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  f << head << dict;
+  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  if (!f) throw input_error(fmt::format("cannot write '{}'", path));
+}
+
+}  // namespace attnbench

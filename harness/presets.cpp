@@ -1,0 +1,137 @@
+// The preset sweeps (docs/sweeps.md). Each group is one chart's data: seq
+// (time vs length), tiles (Br x Bc), masks, gqa (KV heads), decode. Dtypes are
+// left to the backend default (cuda: bf16 + fp16, cpu: fp32). Variant names
+// missing on a backend are dropped, so one preset serves both backends.
+#include <fmt/format.h>
+
+#include "harness/sweep.hpp"
+
+namespace attnbench {
+
+namespace {
+
+mask_spec m(const char* s) { return parse_mask(s); }
+
+sweep_group group(std::string name, sweep_axes a) { return {std::move(name), std::move(a)}; }
+
+// quick: every chart on 2 CPU cores in <= 3 minutes (measured in the README).
+sweep_spec quick() {
+  sweep_spec s{"quick", {}};
+  sweep_axes seq;
+  seq.seq = {256, 512, 1024, 2048};
+  seq.head_dim = {64, 128};
+  seq.heads = {8};
+  seq.mask = {m("none"), m("causal")};
+  s.groups.push_back(group("seq", seq));
+
+  sweep_axes tiles;
+  tiles.variant = {"flash1", "flash2", "sparse"};
+  tiles.seq = {1024};
+  tiles.head_dim = {64};
+  tiles.mask = {m("causal")};
+  tiles.block = {{32, 32}, {64, 32}, {32, 64}, {64, 64}, {128, 64}, {64, 128}, {128, 128}};
+  s.groups.push_back(group("tiles", tiles));
+
+  sweep_axes masks;
+  masks.seq = {1024};
+  masks.head_dim = {64};
+  masks.mask = {m("none"), m("causal"), m("local:255,0"), m("local:127,127"),
+                m("local:127,127+global:16"), m("causal+global:16")};
+  s.groups.push_back(group("masks", masks));
+
+  sweep_axes gqa;
+  gqa.seq = {1024};
+  gqa.heads = {8};
+  gqa.kv_heads = {{8, 0}, {4, 0}, {2, 0}, {1, 0}};
+  gqa.head_dim = {64};
+  gqa.mask = {m("causal")};
+  s.groups.push_back(group("gqa", gqa));
+
+  sweep_axes decode;
+  decode.nq = {1, 4};
+  decode.nkv = {4096, 16384};
+  decode.heads = {8};
+  decode.kv_heads = {{0, 1}, {1, 0}};
+  decode.head_dim = {128};
+  decode.mask = {m("causal")};
+  s.groups.push_back(group("decode", decode));
+  return s;
+}
+
+// full: GPU-sized shapes (seq up to 16k, d 64/128).
+sweep_spec full() {
+  sweep_spec s{"full", {}};
+  sweep_axes seq;
+  seq.seq = {512, 1024, 2048, 4096, 8192, 16384};
+  seq.batch = {2};
+  seq.heads = {16};
+  seq.head_dim = {64, 128};
+  seq.mask = {m("none"), m("causal")};
+  s.groups.push_back(group("seq", seq));
+
+  sweep_axes tiles;
+  tiles.variant = {"flash1", "flash2", "sparse"};
+  tiles.seq = {4096};
+  tiles.batch = {2};
+  tiles.heads = {16};
+  tiles.head_dim = {64, 128};
+  tiles.mask = {m("causal")};
+  tiles.block = {{64, 32}, {32, 64}, {64, 64}, {128, 32}, {128, 64}, {64, 128}, {128, 128}};
+  s.groups.push_back(group("tiles", tiles));
+
+  sweep_axes masks;
+  masks.seq = {8192};
+  masks.heads = {16};
+  masks.head_dim = {128};
+  masks.mask = {m("none"), m("causal"), m("local:1023,0"), m("local:4095,0"),
+                m("local:255,255"), m("local:255,255+global:64"), m("causal+global:64")};
+  s.groups.push_back(group("masks", masks));
+
+  sweep_axes gqa;
+  gqa.seq = {4096};
+  gqa.batch = {2};
+  gqa.heads = {32};
+  gqa.kv_heads = {{0, 1}, {0, 4}, {0, 8}, {1, 0}};
+  gqa.head_dim = {128};
+  gqa.mask = {m("causal")};
+  s.groups.push_back(group("gqa", gqa));
+
+  sweep_axes decode;
+  decode.nq = {1, 4};
+  decode.nkv = {4096, 16384, 65536};
+  decode.batch = {8};
+  decode.heads = {32};
+  decode.kv_heads = {{0, 1}, {0, 8}};
+  decode.head_dim = {128};
+  decode.mask = {m("causal")};
+  s.groups.push_back(group("decode", decode));
+  return s;
+}
+
+// decode: one or a few new tokens against a long KV cache.
+sweep_spec decode() {
+  sweep_spec s{"decode", {}};
+  sweep_axes a;
+  a.nq = {1, 4};
+  a.nkv = {1024, 4096, 16384, 65536, 131072};
+  a.batch = {1, 8};
+  a.heads = {32};
+  a.kv_heads = {{0, 1}, {0, 4}, {0, 8}, {1, 0}};
+  a.head_dim = {128};
+  a.mask = {m("causal")};
+  s.groups.push_back(group("decode", a));
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() { return {"quick", "full", "decode"}; }
+
+sweep_spec make_preset(std::string_view name) {
+  if (name == "quick") return quick();
+  if (name == "full") return full();
+  if (name == "decode") return decode();
+  throw input_error(fmt::format("unknown preset '{}' (expected quick, full or decode)", name));
+}
+
+}  // namespace attnbench
