@@ -93,6 +93,12 @@ void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std
 // ---- parallel loop helpers -----------------------------------------------------------
 int max_threads();
 int thread_id();
+// Whether a run is big enough to share among threads: below ~1M
+// multiply-adds (B*H*Nq*Nkv*d) thread start-up and barriers cost more than
+// they save, and on a loaded machine spinning threads cost far more.
+inline bool worth_threads(const problem& p) {
+  return p.B * p.H * p.Nq * p.Nkv * p.d >= (std::int64_t{1} << 20);
+}
 
 // Task t of a grid over (query tile, batch, head), heaviest query tiles first
 // (with a causal mask the last tiles visit the most keys).

@@ -38,7 +38,7 @@ class flash1_runner final : public cpu_runner {
     const std::int64_t nq = num_q_tiles(p), tasks = nq * p.B * p.H;
     bytes_.reset();
     blas_single_thread blas;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
       std::vector<float> buf(2 * Br * d + 2 * Bc * d + Br * Bc + 2 * Br);
       float* qs = buf.data();

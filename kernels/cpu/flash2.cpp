@@ -26,7 +26,7 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
   const std::int64_t tasks = num_q_tiles(p) * p.B * p.H;
   bytes.reset();
   blas_single_thread blas;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
   {
     // Tile buffers ("on chip"): Q, accumulator, K, V, scores, m, l.
     std::vector<float> buf(2 * Br * d + 2 * Bc * d + Br * Bc + 2 * Br);

@@ -54,7 +54,7 @@ class linear_runner final : public cpu_runner {
   void state_pass() {
     const problem& p = p_;
     const std::int64_t d = p.d, nc = num_kv_tiles(p), tasks = p.B * p.Hkv;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
       std::vector<float> buf(state_elems() + 2 * p.Bc * d);
       float* st = buf.data();  // S (d x d) then z (d)
@@ -89,7 +89,7 @@ class linear_runner final : public cpu_runner {
   void output_pass() {
     const problem& p = p_;
     const std::int64_t d = p.d, tasks = num_q_tiles(p) * p.B * p.H;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
       std::vector<float> buf(state_elems() + 2 * p.Br * d + p.Br);
       float* st = buf.data();
@@ -116,7 +116,7 @@ class linear_runner final : public cpu_runner {
     const std::int64_t d = p.d, Bc = p.Bc, nc = num_kv_tiles(p);
     const std::int64_t dead = std::max<std::int64_t>(0, p.Nq - p.Nkv);  // rows with i' < 0
     const std::int64_t tasks = (nc - first_chunk_) * p.B * p.H;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
       // Chunk rows: at most Bc (one per key position of the chunk).
       std::vector<float> buf(state_elems() + 2 * Bc * d + 2 * Bc * d + Bc * Bc + Bc);

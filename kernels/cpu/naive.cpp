@@ -26,7 +26,7 @@ void naive_forward(const problem& p, const float* q, const float* k, const float
     return ((b * p.H + h) * p.Nq + i) * Nkv;
   };
   blas_single_thread blas;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
   {
     std::vector<float> buf(std::max(Br * d + Bc * d + Br * Bc, Nkv));
     float* qs = buf.data();

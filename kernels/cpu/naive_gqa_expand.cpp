@@ -41,7 +41,7 @@ class naive_gqa_expand_runner final : public cpu_runner {
   void expand() {
     const problem& p = p_;
     const std::int64_t d = p.d, tasks = num_kv_tiles(p) * p.B * p.H;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
       std::vector<float> tile(p.Bc * d);
 #pragma omp for schedule(static)
