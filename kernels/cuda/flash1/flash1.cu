@@ -1,0 +1,222 @@
+// flash1 (cuda): FlashAttention-1, Algorithm 1 of Dao et al. (2022).
+//
+// Idea: never materialise S. For each key/value block K_j, V_j the scores of
+// a query block Q_i are computed in shared memory, reduced to a block
+// softmax (row max m~, row sum l~, P~ = exp(S - m~)), and merged into the
+// running output: O_i <- (l_i e^{m_i - m_new} O_i + e^{m~ - m_new} P~ V_j) / l_new.
+// As in Algorithm 1 the KV loop is the outer one and O_i, l_i, m_i live in
+// global memory between KV blocks (read and written back once per block);
+// the Q loop (Algorithm 1's inner loop) runs across thread blocks, one block
+// per (b, h, query tile of Br rows), so Q_i stays in shared memory. The
+// running O_i is kept in an fp32 workspace (rounding it to fp16/bf16 after
+// every block would add one rounding error per block); the last KV block
+// writes O in the input dtype and lse = m + log l. Key blocks follow the
+// causal bound (harness/mask.hpp causal_bounded_kv_tiles); every other mask
+// is applied per element with is_visible. Br and Bc come from the problem.
+// Predecessor: naive / cublas_unfused (S and P in global memory): flash1
+// trades Nq*Nkv score traffic for (Nkv/Bc) round trips of O, l, m.
+// Expected bottleneck: the O_i round trips (8d bytes per row per KV block
+// in fp32) and CUDA-core FMAs (no tensor cores): far below flash2, above the
+// unfused variants at long sequence lengths.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "harness/mask.hpp"
+#include "harness/models.hpp"
+#include "harness/models_cuda.hpp"
+#include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/dtype_traits.cuh"
+
+namespace attnbench {
+
+namespace cuda {
+namespace {
+
+constexpr int threads = 128;
+constexpr int warps = threads / 32;
+constexpr std::int64_t smem_limit_sm90 = 227 * 1024;
+
+struct flash1_args {
+  const void *q, *k, *v;
+  void* o;
+  float* lse;
+  float* o_acc;  // [B*H*Nq, d] running O (normalised), fp32
+  float* l;      // [B*H*Nq]
+  float* m;      // [B*H*Nq]
+  float scale;
+};
+
+template <class T>
+__global__ void __launch_bounds__(threads) flash1_kernel(problem p, flash1_args a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const std::int64_t d = p.d, ld = d + 4 / sizeof(T);  // padded row: odd word stride
+  T* qs = reinterpret_cast<T*>(smem);
+  T* ks = qs + p.Br * ld;
+  T* vs = ks + p.Bc * ld;
+  float* ss = reinterpret_cast<float*>(vs + p.Bc * ld);
+  float* alpha = ss + p.Br * p.Bc;
+  float* beta = alpha + p.Br;
+
+  const std::int64_t qt = blockIdx.x, z = blockIdx.y;
+  const std::int64_t kvz = (z / p.H) * p.Hkv + (z % p.H) / p.group();
+  const std::int64_t r0 = qt * p.Br, R = min(p.Br, p.Nq - r0);
+  const std::int64_t row0 = z * p.Nq + r0;  // flat index of the tile's first row
+  const T* q = static_cast<const T*>(a.q) + row0 * d;
+  const T* k = static_cast<const T*>(a.k) + kvz * p.Nkv * d;
+  const T* v = static_cast<const T*>(a.v) + kvz * p.Nkv * d;
+  T* o = static_cast<T*>(a.o) + row0 * d;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+
+  const span64 tiles = causal_bounded_kv_tiles(p, qt);
+  if (tiles.empty()) {  // no key reachable: O = 0, lse = -inf
+    for (std::int64_t e = tid; e < R * d; e += threads) o[e] = from_float<T>(0.f);
+    for (std::int64_t r = tid; r < R; r += threads) a.lse[row0 + r] = -INFINITY;
+    return;
+  }
+  for (std::int64_t e = tid; e < R * d; e += threads) qs[(e / d) * ld + e % d] = q[e];
+
+  for (std::int64_t kt = tiles.lo; kt < tiles.hi; ++kt) {
+    const bool first = kt == tiles.lo, last = kt == tiles.hi - 1;
+    const std::int64_t c0 = kt * p.Bc, C = min(p.Bc, p.Nkv - c0);
+    for (std::int64_t e = tid; e < p.Bc * d; e += threads) {
+      const std::int64_t c = e / d, x = e % d;
+      const bool in = c < C;  // padded keys: zeros (P = 0 must not meet NaN)
+      ks[c * ld + x] = in ? k[(c0 + c) * d + x] : from_float<T>(0.f);
+      vs[c * ld + x] = in ? v[(c0 + c) * d + x] : from_float<T>(0.f);
+    }
+    __syncthreads();
+
+    // S = scale * Q_i K_j^T, -inf where masked or padded.
+    for (std::int64_t e = tid; e < R * p.Bc; e += threads) {
+      const std::int64_t r = e / p.Bc, c = e % p.Bc;
+      float x = -INFINITY;
+      if (c < C && is_visible(p, r0 + r, c0 + c)) {
+        float dot = 0.f;
+        for (std::int64_t t = 0; t < d; ++t) dot += to_float(qs[r * ld + t]) * to_float(ks[c * ld + t]);
+        x = dot * a.scale;
+      }
+      ss[r * p.Bc + c] = x;
+    }
+    __syncthreads();
+
+    // Block softmax per row (one warp per row) and the merge factors.
+    for (std::int64_t r = warp; r < R; r += warps) {
+      float* srow = ss + r * p.Bc;
+      float mt = -INFINITY;
+      for (std::int64_t c = lane; c < p.Bc; c += 32) mt = fmaxf(mt, srow[c]);
+      for (int off = 16; off > 0; off /= 2) mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, off));
+      float lt = 0.f;
+      for (std::int64_t c = lane; c < p.Bc; c += 32) {
+        const float pr = mt == -INFINITY ? 0.f : expf(srow[c] - mt);
+        srow[c] = pr;
+        lt += pr;
+      }
+      for (int off = 16; off > 0; off /= 2) lt += __shfl_xor_sync(0xffffffffu, lt, off);
+      if (lane == 0) {
+        const std::int64_t row = row0 + r;
+        const float m_old = first ? -INFINITY : a.m[row];
+        const float l_old = first ? 0.f : a.l[row];
+        const float m_new = fmaxf(m_old, mt);
+        const float fa = m_old == -INFINITY ? 0.f : l_old * expf(m_old - m_new);
+        const float fb = mt == -INFINITY ? 0.f : expf(mt - m_new);
+        const float l_new = fa + fb * lt;
+        const float inv = l_new > 0.f ? 1.f / l_new : 0.f;
+        alpha[r] = fa * inv;
+        beta[r] = fb * inv;
+        if (last) {
+          a.lse[row] = l_new > 0.f ? m_new + logf(l_new) : -INFINITY;
+        } else {
+          a.m[row] = m_new;
+          a.l[row] = l_new;
+        }
+      }
+    }
+    __syncthreads();
+
+    // O_i <- alpha * O_i + beta * P~ V_j (O_i read from and written to global).
+    for (std::int64_t e = tid; e < R * d; e += threads) {
+      const std::int64_t r = e / d, x = e % d;
+      float acc = 0.f;
+      for (std::int64_t c = 0; c < C; ++c) acc += ss[r * p.Bc + c] * to_float(vs[c * ld + x]);
+      float* oa = a.o_acc + (row0 + r) * d + x;
+      const float val = alpha[r] * (first ? 0.f : *oa) + beta[r] * acc;
+      if (last) {
+        o[e] = from_float<T>(val);
+      } else {
+        *oa = val;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+class flash1_runner : public device_runner {
+ public:
+  explicit flash1_runner(const problem& p)
+      : device_runner(p, true),
+        o_acc_(p.rows() * p.d * sizeof(float)),
+        l_(p.rows() * sizeof(float)),
+        m_(p.rows() * sizeof(float)),
+        smem_(flash1_smem_bytes(p)) {
+    int dev = 0, optin = 0;
+    ATTN_CUDA_CHECK(cudaGetDevice(&dev));
+    ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (smem_ > optin)
+      throw backend_error("flash1 needs " + std::to_string(smem_) +
+                          " bytes of shared memory per block; this device allows " +
+                          std::to_string(optin));
+    dispatch_dtype(p.type, [&](auto t) {
+      ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash1_kernel<decltype(t)>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem_)));
+    });
+  }
+  void run() override {
+    const flash1_args a{q_.get(), k_.get(), v_.get(), o_.get(), lse_.get<float>(),
+                        o_acc_.get<float>(), l_.get<float>(), m_.get<float>(),
+                        1.f / std::sqrt(static_cast<float>(p_.d))};
+    const dim3 grid(static_cast<unsigned>(num_q_tiles(p_)), static_cast<unsigned>(p_.B * p_.H));
+    dispatch_dtype(p_.type, [&](auto t) {
+      flash1_kernel<decltype(t)><<<grid, threads, smem_, stream()>>>(p_, a);
+    });
+    ATTN_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  device_buffer o_acc_, l_, m_;
+  std::int64_t smem_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+void add_cuda_rows_flash1(std::vector<variant>& rows) {
+  variant v;
+  v.name = "flash1";
+  v.backend = backend_kind::cuda;
+  v.math = attention_math::softmax;
+  v.summary = "FlashAttention-1 Algorithm 1: KV-outer loop, O/l/m through global memory per KV block";
+  v.writes_lse = true;
+  v.supports = [](const problem& p) {
+    const std::int64_t smem = flash1_smem_bytes(p);
+    if (smem > cuda::smem_limit_sm90)
+      return support::no("flash1 tiles Br=" + std::to_string(p.Br) + " Bc=" + std::to_string(p.Bc) +
+                         " d=" + std::to_string(p.d) + " need " + std::to_string(smem / 1024) +
+                         " KB shared memory (limit 227 KB)");
+    if (p.B * p.H > 65535)
+      return support::no("B*H = " + std::to_string(p.B * p.H) + " exceeds the 65535 grid limit");
+    return support::yes();
+  };
+  v.flops = model_flops_softmax;
+  v.flops_executed = model_flops_executed_flash1;
+  v.bytes = model_bytes_flash1_cuda;
+  v.memory_bytes = memory_bytes_flash1_cuda;
+  v.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
+    return std::make_unique<cuda::flash1_runner>(p);
+  };
+  rows.push_back(v);
+}
+
+}  // namespace attnbench

@@ -1,0 +1,183 @@
+// Rows naive, naive_gqa_expand and cublas_unfused of the cuda backend.
+//
+// cublas_unfused is the baseline every chart compares against: what a framework
+// without a fused kernel does. QK^T and PV run as cuBLAS strided-batched GEMMs
+// (cublasGemmStridedBatchedEx, fp32 compute: tensor cores for fp16/bf16
+// inputs, plain fp32 FMA for fp32 since CUBLAS_COMPUTE_32F excludes TF32),
+// with the masked softmax kernel between them. GQA costs nothing extra: the
+// G = H / Hkv query heads of one KV head are contiguous in Q, S, P and O, so
+// one batch entry per (b, KV head) multiplies a [G*Nq x d] block by K^T.
+// S is fp32 (cuBLAS writes fp32 C), P is in the input dtype (cuBLAS needs A
+// and B of one type). Predecessor: naive, whose GEMMs are CUDA-core loops.
+// Expected bottleneck: memory for all but tiny Nkv: S and P traffic (18 or 12
+// bytes per score at fp16/fp32) against 4d FLOPs per score on tensor cores.
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "harness/models.hpp"
+#include "harness/models_cuda.hpp"
+#include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/unfused/unfused_kernels.cuh"
+
+namespace attnbench {
+
+namespace cuda {
+namespace {
+
+float softmax_scale(const problem& p) { return 1.f / std::sqrt(static_cast<float>(p.d)); }
+
+class naive_runner : public device_runner {
+ public:
+  explicit naive_runner(const problem& p)
+      : device_runner(p, true),
+        s_(p.rows() * p.Nkv * sizeof(float)),
+        prob_(p.rows() * p.Nkv * sizeof(float)) {}
+  void run() override {
+    naive_passes(p_, q_.get(), k_.get(), v_.get());
+  }
+
+ protected:
+  void naive_passes(const problem& p, const void* q, const void* k, const void* v) {
+    launch_naive_scores(p, q, k, s_.get<float>(), softmax_scale(p), stream());
+    launch_masked_softmax(p, s_.get<float>(), prob_.get(), true, lse_.get<float>(), stream());
+    launch_naive_output(p, prob_.get<float>(), v, o_.get(), stream());
+  }
+  device_buffer s_, prob_;
+};
+
+class naive_gqa_expand_runner : public naive_runner {
+ public:
+  explicit naive_gqa_expand_runner(const problem& p)
+      : naive_runner(p),
+        kx_(p.B * p.H * p.Nkv * p.d * dtype_bytes(p.type)),
+        vx_(p.B * p.H * p.Nkv * p.d * dtype_bytes(p.type)) {}
+  void run() override {
+    launch_expand_kv(p_, k_.get(), kx_.get(), stream());
+    launch_expand_kv(p_, v_.get(), vx_.get(), stream());
+    problem x = p_;
+    x.Hkv = p_.H;
+    naive_passes(x, q_.get(), kx_.get(), vx_.get());
+  }
+
+ private:
+  device_buffer kx_, vx_;
+};
+
+cublasHandle_t cublas_handle() {
+  // One handle for the process (creation costs milliseconds); never destroyed
+  // so no static destruction order issue at exit.
+  static cublasHandle_t h = [] {
+    cublasHandle_t created = nullptr;
+    ATTN_CUBLAS_CHECK(cublasCreate(&created));
+    return created;
+  }();
+  return h;
+}
+
+cudaDataType cuda_type(dtype t) {
+  switch (t) {
+    case dtype::fp16: return CUDA_R_16F;
+    case dtype::bf16: return CUDA_R_16BF;
+    case dtype::fp32: break;
+  }
+  return CUDA_R_32F;
+}
+
+class cublas_unfused_runner : public device_runner {
+ public:
+  explicit cublas_unfused_runner(const problem& p)
+      : device_runner(p, true),
+        s_(p.rows() * p.Nkv * sizeof(float)),
+        prob_(p.rows() * p.Nkv * dtype_bytes(p.type)) {
+    cublas_handle();  // create outside the timed region
+  }
+  void run() override {
+    const problem& p = p_;
+    cublasHandle_t h = cublas_handle();
+    ATTN_CUBLAS_CHECK(cublasSetStream(h, stream()));
+    const cudaDataType t = cuda_type(p.type);
+    const int g = static_cast<int>(p.group());
+    const int nq = static_cast<int>(p.Nq), nkv = static_cast<int>(p.Nkv), d = static_cast<int>(p.d);
+    const int batch = static_cast<int>(p.B * p.Hkv);
+    const float alpha = softmax_scale(p), one = 1.f, zero = 0.f;
+    // Column-major view: S^T [Nkv x G*Nq] = K [Nkv x d] * Q_group^T [d x G*Nq].
+    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, g * nq, d, &alpha, k_.get(), t, d,
+        static_cast<long long>(p.Nkv) * p.d, q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d,
+        &zero, s_.get(), CUDA_R_32F, nkv, static_cast<long long>(g) * p.Nq * p.Nkv, batch,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    launch_masked_softmax(p, s_.get<float>(), prob_.get(), false, lse_.get<float>(), stream());
+    // O^T [d x G*Nq] = V^T [d x Nkv] * P_group^T [Nkv x G*Nq].
+    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        h, CUBLAS_OP_N, CUBLAS_OP_N, d, g * nq, nkv, &one, v_.get(), t, d,
+        static_cast<long long>(p.Nkv) * p.d, prob_.get(), t, nkv,
+        static_cast<long long>(g) * p.Nq * p.Nkv, &zero, o_.get(), t, d,
+        static_cast<long long>(g) * p.Nq * p.d, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+
+ private:
+  device_buffer s_, prob_;
+};
+
+// Launch-grid limits of the unfused kernels (gridDim.y/z <= 65535, rows in gridDim.x).
+support grid_limits(const problem& p) {
+  if (p.B * p.H > 65535)
+    return support::no("B*H = " + std::to_string(p.B * p.H) + " exceeds the 65535 grid limit");
+  if ((p.Nq + 31) / 32 > 65535)
+    return support::no("Nq = " + std::to_string(p.Nq) + " exceeds the grid limit (2^21)");
+  if (p.rows() > 0x7fffffffLL) return support::no("B*H*Nq exceeds 2^31 rows");
+  return support::yes();
+}
+
+}  // namespace
+}  // namespace cuda
+
+void add_cuda_rows_unfused(std::vector<variant>& rows) {
+  variant naive;
+  naive.name = "naive";
+  naive.backend = backend_kind::cuda;
+  naive.math = attention_math::softmax;
+  naive.summary = "QK^T, masked softmax, PV as three kernels; S and P (fp32) in global memory";
+  naive.writes_lse = true;
+  naive.supports = [](const problem& p) { return cuda::grid_limits(p); };
+  naive.flops = model_flops_softmax;
+  naive.flops_executed = model_flops_executed_naive;
+  naive.bytes = model_bytes_naive_cuda;
+  naive.memory_bytes = memory_bytes_naive_cuda;
+  naive.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
+    return std::make_unique<cuda::naive_runner>(p);
+  };
+  rows.push_back(naive);
+
+  variant expand = naive;
+  expand.name = "naive_gqa_expand";
+  expand.summary = "naive after copying K and V to all H query heads (GQA the wasteful way)";
+  expand.supports = [](const problem& p) {
+    if (p.H == p.Hkv) return support::no("no GQA (H == Hkv): nothing to expand; see naive");
+    return cuda::grid_limits(p);
+  };
+  expand.bytes = model_bytes_naive_gqa_expand_cuda;
+  expand.memory_bytes = memory_bytes_naive_gqa_expand_cuda;
+  expand.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
+    return std::make_unique<cuda::naive_gqa_expand_runner>(p);
+  };
+  rows.push_back(expand);
+
+  variant cub = naive;
+  cub.name = "cublas_unfused";
+  cub.summary = "baseline: cuBLAS batched GEMMs (fp32 compute) around a masked softmax kernel";
+  cub.supports = [](const problem& p) {
+    if (p.group() * p.Nq > 0x7fffffffLL || p.Nkv > 0x7fffffffLL)
+      return support::no("G*Nq or Nkv exceeds cuBLAS's 32-bit dimensions");
+    return cuda::grid_limits(p);
+  };
+  cub.bytes = model_bytes_cublas_unfused;
+  cub.memory_bytes = memory_bytes_cublas_unfused;
+  cub.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
+    return std::make_unique<cuda::cublas_unfused_runner>(p);
+  };
+  rows.push_back(cub);
+}
+
+}  // namespace attnbench
