@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "harness/bench_loop.hpp"
+#include "harness/results_log.hpp"
+#include "harness_test_rows.hpp"
+
+using namespace attnbench;
+using nlohmann::json;
+
+namespace {
+
+std::string fresh_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "attnbench_test_log";
+  std::filesystem::create_directories(dir);
+  const auto p = dir / name;
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST(results_log, appends_lines_and_reads_them_back) {
+  const std::string p = fresh_path("a.log.jsonl");
+  {
+    results_log log(p, false);
+    log.append({{"name", "x"}, {"v", 1}});
+    log.append({{"name", "y"}, {"v", 2}});
+  }
+  const log_contents c = read_results_log(p);
+  ASSERT_EQ(c.entries.size(), 2u);
+  EXPECT_EQ(c.entries[1]["v"], 2);
+  EXPECT_EQ(c.torn_lines, 0);
+  EXPECT_TRUE(c.names.count("x"));
+  EXPECT_EQ(slurp(p).back(), '\n');
+  EXPECT_EQ(log_path_for("r/quick.json"), "r/quick.json.log.jsonl");
+  EXPECT_TRUE(read_results_log(fresh_path("missing")).entries.empty());
+}
+
+TEST(results_log, torn_last_line_is_ignored_and_cut_before_appending) {
+  const std::string p = fresh_path("torn.log.jsonl");
+  {
+    results_log log(p, false);
+    log.append({{"name", "a"}});
+    log.append({{"name", "b"}});
+  }
+  { std::ofstream(p, std::ios::app) << R"({"name": "c", "time_ms": 1.)"; }  // killed mid-write
+  log_contents c = read_results_log(p);
+  EXPECT_EQ(c.entries.size(), 2u);
+  EXPECT_EQ(c.torn_lines, 1);
+  EXPECT_FALSE(c.names.count("c"));
+  {
+    results_log log(p, /*resume=*/true);
+    EXPECT_EQ(log.existing().entries.size(), 2u);
+    log.append({{"name", "c"}});
+  }
+  c = read_results_log(p);
+  EXPECT_EQ(c.torn_lines, 0);
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_EQ(c.entries[2]["name"], "c");
+}
+
+TEST(results_log, without_resume_starts_empty) {
+  const std::string p = fresh_path("fresh.log.jsonl");
+  { results_log(p, false).append({{"name", "a"}}); }
+  { results_log log(p, false); EXPECT_TRUE(log.existing().entries.empty()); }
+  EXPECT_TRUE(read_results_log(p).entries.empty());
+}
+
+TEST(results_log, resume_skips_finished_configurations) {
+  sweep_axes a;
+  a.variant = {"t_good"};
+  a.seq = {16, 32, 48};
+  a.head_dim = {16};
+  a.heads = {2};
+  const auto configs = expand({"t", {{"g", a}}}, testing_rows::rows(), backend_kind::cpu);
+  ASSERT_EQ(configs.size(), 3u);
+  auto be = make_cpu_backend();
+  sweep_options opt;
+  opt.repetitions = 1;
+  opt.rep_time_s = 1e-3;
+  opt.quiet = true;
+  const std::string p = fresh_path("resume.log.jsonl");
+  {
+    results_log log(p, false);
+    log.append({{"name", configs[1].name}, {"status", "ok"}});  // finished before a "kill"
+  }
+  results_log log(p, true);
+  const sweep_totals t = run_sweep(*be, configs, &log, opt);
+  EXPECT_EQ(t.resumed, 1);
+  EXPECT_EQ(t.ok, 2);
+  const log_contents c = read_results_log(p);
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_EQ(c.names.size(), 3u);  // nothing lost, nothing twice
+  EXPECT_EQ(c.entries[0]["name"], configs[1].name);
+}

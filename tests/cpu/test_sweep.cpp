@@ -1,0 +1,201 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "harness/sweep.hpp"
+#include "harness_test_rows.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+sweep_spec one_group(sweep_axes a) { return {"t", {{"g", std::move(a)}}}; }
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("attnbench_test_sweep_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST(sweep, mask_list_keeps_local_commas) {
+  const auto m = parse_mask_list("none,causal,local:255,0,local:127,127+global:16,global:4");
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(to_string(m[0]), "none");
+  EXPECT_EQ(to_string(m[1]), "causal");
+  EXPECT_EQ(to_string(m[2]), "local:255,0");
+  EXPECT_EQ(to_string(m[3]), "local:127,127+global:16");
+  EXPECT_EQ(to_string(m[4]), "none+global:4");
+  EXPECT_THROW(parse_mask_list("none,,causal"), input_error);
+  EXPECT_THROW(parse_mask_list("local:5"), input_error);
+  EXPECT_THROW(parse_mask_list("causal,"), input_error);
+  EXPECT_THROW(parse_mask_list("diagonal"), input_error);
+}
+
+TEST(sweep, other_lists) {
+  EXPECT_EQ(parse_int_list("512,1024", "seq"), (std::vector<std::int64_t>{512, 1024}));
+  EXPECT_THROW(parse_int_list("512,,1024", "seq"), input_error);
+  EXPECT_THROW(parse_int_list("0", "seq"), input_error);
+  EXPECT_THROW(parse_int_list("-4", "seq"), input_error);
+  EXPECT_THROW(parse_int_list("12a", "seq"), input_error);
+  const auto b = parse_block_list("64x64,128x32");
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[1], (tile_shape{128, 32}));
+  EXPECT_THROW(parse_block_list("64"), input_error);
+  EXPECT_THROW(parse_block_list("64x"), input_error);
+  const auto kv = parse_kv_heads_list("8,H,H/4");
+  ASSERT_EQ(kv.size(), 3u);
+  EXPECT_EQ(kv[0].value, 8);
+  EXPECT_EQ(kv[1].divisor, 1);
+  EXPECT_EQ(kv[2].divisor, 4);
+  EXPECT_THROW(parse_kv_heads_list("H/0"), input_error);
+  EXPECT_EQ(parse_dtype_list("fp32,bf16").size(), 2u);
+  EXPECT_THROW(parse_dtype_list("fp64"), input_error);
+}
+
+TEST(sweep, expansion_counts_and_defaults) {
+  sweep_axes a;
+  a.variant = {"t_good", "t_nan"};
+  a.seq = {128, 256};
+  a.head_dim = {64, 128};
+  a.mask = parse_mask_list("none,causal,local:8,0");
+  const auto c = expand(one_group(a), testing_rows::rows(), backend_kind::cpu);
+  EXPECT_EQ(c.size(), 2u * 2 * 3 * 2);
+  std::set<std::string> names;
+  for (const auto& x : c) {
+    names.insert(x.name);
+    EXPECT_EQ(x.group, "g");
+    EXPECT_EQ(x.p.Nq, x.p.Nkv);
+    EXPECT_EQ(x.p.H, 8);  // defaults
+    EXPECT_EQ(x.p.Hkv, 8);
+    EXPECT_EQ(x.p.B, 1);
+    EXPECT_EQ(x.p.type, dtype::fp32);
+    EXPECT_EQ(x.sup.ok, x.p.mask.kind != mask_kind::local);
+  }
+  EXPECT_EQ(names.size(), c.size());
+  // Variants innermost: consecutive configurations share the problem.
+  EXPECT_EQ(c[0].p, c[1].p);
+  // cuda default dtypes: bf16 then fp16; cpu rows are ignored there.
+  EXPECT_TRUE(expand(one_group(a), testing_rows::rows(), backend_kind::cuda).empty());
+}
+
+TEST(sweep, nq_nkv_product_and_relative_kv_heads) {
+  sweep_axes a;
+  a.variant = {"t_good"};
+  a.nq = {1, 4};
+  a.nkv = {1024, 4096, 8192};
+  a.heads = {32};
+  a.kv_heads = parse_kv_heads_list("H,H/4,H/8,1");
+  const auto c = expand(one_group(a), testing_rows::rows(), backend_kind::cpu);
+  ASSERT_EQ(c.size(), 2u * 3 * 4);
+  std::set<std::int64_t> hkv;
+  for (const auto& x : c) hkv.insert(x.p.Hkv);
+  EXPECT_EQ(hkv, (std::set<std::int64_t>{32, 8, 4, 1}));
+  a.heads = {6};
+  EXPECT_THROW(expand(one_group(a), testing_rows::rows(), backend_kind::cpu), input_error);
+}
+
+TEST(sweep, invalid_problems_and_unknown_variants_throw) {
+  sweep_axes a;
+  a.variant = {"t_good"};
+  a.heads = {8};
+  a.kv_heads = {{3, 0}};
+  EXPECT_THROW(expand(one_group(a), testing_rows::rows(), backend_kind::cpu), input_error);
+  a.kv_heads = {};
+  a.head_dim = {100};
+  EXPECT_THROW(expand(one_group(a), testing_rows::rows(), backend_kind::cpu), input_error);
+  a.head_dim = {64};
+  a.block = {{48, 64}};
+  EXPECT_THROW(expand(one_group(a), testing_rows::rows(), backend_kind::cpu), input_error);
+  a.block = {};
+  a.variant = {"nope"};
+  EXPECT_THROW(expand(one_group(a), testing_rows::rows(), backend_kind::cpu), input_error);
+}
+
+TEST(sweep, overrides_replace_axes_in_every_group) {
+  sweep_spec s = make_preset("quick");
+  sweep_axes o;
+  o.seq = {512};
+  o.variant = {"t_good"};
+  o.mask = parse_mask_list("causal");
+  apply_overrides(s, o);
+  for (const auto& g : s.groups) {
+    EXPECT_EQ(g.axes.seq, std::vector<std::int64_t>{512});
+    EXPECT_TRUE(g.axes.nq.empty());
+    EXPECT_TRUE(g.axes.nkv.empty());
+  }
+  const auto c = expand(s, testing_rows::rows(), backend_kind::cpu);
+  // Duplicates across groups are dropped: the first group keeps the name.
+  std::set<std::string> names;
+  for (const auto& x : c) EXPECT_TRUE(names.insert(x.name).second);
+  EXPECT_EQ(c.front().group, "seq");
+  for (const auto& x : c) EXPECT_EQ(x.p.Nq, 512);
+}
+
+TEST(sweep, sweep_file_round_trip_and_errors) {
+  const std::string good = temp_file("good.json", R"({"name": "mine", "groups": [
+    {"name": "a", "variant": ["t_good"], "seq": [128, 256], "head_dim": 64, "mask": ["none", "local:3,0+global:2"]},
+    {"name": "b", "variant": "t_good", "nq": [1], "nkv": [512], "kv-heads": ["H/2", 1], "block": ["32x64"], "dtype": "fp32"}]})");
+  const sweep_spec s = load_sweep_file(good);
+  EXPECT_EQ(s.name, "mine");
+  ASSERT_EQ(s.groups.size(), 2u);
+  EXPECT_EQ(s.groups[0].axes.mask[1].global, 2);
+  const auto c = expand(s, testing_rows::rows(), backend_kind::cpu);
+  EXPECT_EQ(c.size(), 2u * 2 + 2);
+  // to_json / parse_sweep_json round trip gives the same configurations.
+  const auto again = expand(parse_sweep_json(to_json(s), "x"), testing_rows::rows(), backend_kind::cpu);
+  ASSERT_EQ(again.size(), c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) EXPECT_EQ(again[i].name, c[i].name);
+  // A bare list of groups works too.
+  EXPECT_EQ(load_sweep_file(temp_file("list.json", R"([{"seq": 64}])")).groups.size(), 1u);
+
+  EXPECT_THROW(load_sweep_file("/nonexistent/attnbench.json"), input_error);
+  EXPECT_THROW(load_sweep_file(temp_file("bad.json", "{not json")), input_error);
+  EXPECT_THROW(load_sweep_file(temp_file("axis.json", R"([{"sequence": [1]}])")), input_error);
+  EXPECT_THROW(load_sweep_file(temp_file("val.json", R"([{"seq": [0]}])")), input_error);
+  EXPECT_THROW(load_sweep_file(temp_file("empty.json", R"([])")), input_error);
+  EXPECT_THROW(load_sweep_file(temp_file("type.json", R"([{"seq": [1.5]}])")), input_error);
+}
+
+TEST(sweep, shards_partition_the_configurations) {
+  const auto all = expand(make_preset("quick"), registry(), backend_kind::cpu);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(select(all, "", {0, 1}).size(), all.size());
+  for (std::int64_t n : {2, 3, 4, 7}) {
+    std::multiset<std::string> seen;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (const auto& c : select(all, "", {i, n})) seen.insert(c.name);
+    EXPECT_EQ(seen.size(), all.size()) << n;
+    std::set<std::string> unique(seen.begin(), seen.end());
+    EXPECT_EQ(unique.size(), all.size()) << n;  // disjoint
+  }
+  EXPECT_EQ(parse_shard("1/4").index, 1);
+  EXPECT_EQ(parse_shard("0/1").count, 1);
+  for (const char* bad : {"4/4", "x", "1/0", "-1/4", "1/", "/2"}) EXPECT_THROW(parse_shard(bad), input_error) << bad;
+}
+
+TEST(sweep, filter_selects_by_regex) {
+  const auto all = expand(make_preset("quick"), registry(), backend_kind::cpu);
+  const auto f = select(all, "^flash2/.*mask:causal/", {0, 1});
+  ASSERT_FALSE(f.empty());
+  for (const auto& c : f) EXPECT_EQ(c.row->name, "flash2");
+  EXPECT_THROW(select(all, "([", {0, 1}), input_error);
+}
+
+TEST(sweep, presets_cover_every_cpu_variant_and_chart_group) {
+  EXPECT_THROW(make_preset("huge"), input_error);
+  for (const auto& name : preset_names()) EXPECT_NO_THROW(expand(make_preset(name), registry(), backend_kind::cpu)) << name;
+  const auto quick = expand(make_preset("quick"), registry(), backend_kind::cpu);
+  std::set<std::string> runs, groups;
+  for (const auto& c : quick) {
+    groups.insert(c.group);
+    if (c.sup.ok) runs.insert(c.row->name);
+  }
+  for (const auto& v : registry())
+    if (v.backend == backend_kind::cpu) EXPECT_TRUE(runs.count(v.name)) << v.name << " never runs in quick";
+  EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "gqa", "decode"}));
+}
