@@ -7,6 +7,7 @@
 #include <random>
 
 #include "harness/mask.hpp"
+#include "harness/models.hpp"
 #include "harness/registry.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/reference/attention_reference.hpp"
@@ -130,6 +131,34 @@ TEST_P(cpu_variant, supports_gives_reasons) {
     if (!t.ok) {
       EXPECT_FALSE(t.reason.empty());
       EXPECT_EQ(t.reason.find('\n'), std::string::npos);
+    }
+  }
+}
+
+// Models are filled in and consistent: useful <= executed FLOPs (softmax),
+// traffic >= the minimum; only the naive rows need memory quadratic in N.
+TEST_P(cpu_variant, models_and_memory) {
+  const variant& v = row();
+  for (const char* mask : {"none", "causal", "local:100,0+global:4"}) {
+    problem p;
+    p.H = 8;
+    p.Hkv = 2;
+    p.Nq = p.Nkv = 1000;
+    p.mask = parse_mask(mask);
+    if (!v.supports(p).ok) continue;
+    EXPECT_GT(v.flops(p), 0);
+    if (v.math == attention_math::softmax) EXPECT_LE(v.flops(p), v.flops_executed(p));
+    EXPECT_GE(v.bytes(p), model_bytes_min(p)) << v.benchmark_name(p);
+    // Doubling N: memory x4 with S and P, about x2 when O(N).
+    problem big = p, bigger = p;
+    big.Nq = big.Nkv = 1 << 15;
+    bigger.Nq = bigger.Nkv = 1 << 16;
+    const double growth = double(v.memory_bytes(bigger)) / double(v.memory_bytes(big));
+    if (v.name.starts_with("naive")) {
+      EXPECT_GE(v.memory_bytes(big), 2.0 * 4 * big.B * big.H * big.Nq * big.Nkv);  // S, P
+      EXPECT_GT(growth, 3.9);
+    } else {
+      EXPECT_LT(growth, 2.1) << v.name << " memory is not O(N)";
     }
   }
 }
