@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The main job (README): setup, build the default preset (CUDA when nvcc is
+# found), run the quick sweep on the best backend present, write
+#   results/<device-slug>/quick-<shortcommit>.json (+ .log.jsonl)
+# and, when the chart script is present, charts and report.md beside it in
+#   results/<device-slug>/quick-<shortcommit>/.
+# A killed run continues where it stopped when started again (its results log
+# is there but not its final JSON); a finished one is measured afresh.
+# Environment: ATTNBENCH_PRESET (default quick), ATTNBENCH_BACKEND (auto|cpu|cuda, default auto).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+bash scripts/setup.sh
+cmake --preset default >/dev/null
+cmake --build build -j"$(nproc)"
+bin="$repo/build/bin/attnbench"
+
+# `attnbench backend` prints "<backend> <device-slug>" (cuda only when a device is usable).
+read -r backend device < <("$bin" backend --backend "${ATTNBENCH_BACKEND:-auto}") || true
+[[ -n "${backend:-}" && -n "${device:-}" ]] || { echo "run_main: error: cannot pick a backend" >&2; exit 1; }
+preset="${ATTNBENCH_PRESET:-quick}"
+commit="$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)"
+out="results/$device/$preset-$commit.json"
+resume=()
+[[ -f "$out.log.jsonl" && ! -f "$out" ]] && resume=(--resume)
+echo "run_main: $preset sweep on $backend ($device) -> $out" >&2
+
+start=$(date +%s)
+ATTNBENCH_BIN="$bin" bash scripts/resume_sweep.sh --preset "$preset" --backend "$backend" --out "$out" "${resume[@]}"
+echo "run_main: sweep took $(( $(date +%s) - start )) s" >&2
+
+if [[ -f scripts/attnbench_report.py ]]; then
+  python3 scripts/attnbench_report.py report "$out" --out "${out%.json}"
+  echo "run_main: charts and report in ${out%.json}/" >&2
+fi
+echo "run_main: results in $out" >&2

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# expect_bad_input.sh BIN ARGS...: BIN ARGS must exit with status 2 and print
+# exactly one line, "attnbench: error: ...", on stderr (no stack trace).
+bin="$1"; shift
+err="$(mktemp)"
+"$bin" "$@" >/dev/null 2>"$err"
+rc=$?
+lines=$(wc -l <"$err")
+msg="$(cat "$err")"
+rm -f "$err"
+if [[ $rc -ne 2 ]]; then echo "expected exit 2, got $rc: $msg"; exit 1; fi
+if [[ $lines -ne 1 ]]; then echo "expected one line on stderr, got $lines: $msg"; exit 1; fi
+if [[ "$msg" != "attnbench: error: "* ]]; then echo "unexpected message: $msg"; exit 1; fi
+echo "ok: $msg"
