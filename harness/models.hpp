@@ -16,15 +16,15 @@
 namespace attnbench {
 
 // ---- tile geometry shared by kernels and models ------------------------------
-// Real query rows of query tile qt and real keys of key tile kt.
-inline std::int64_t q_tile_rows(const problem& p, std::int64_t qt) {
+// Real query rows of query tile qt and real keys of key tile kt (host and device).
+ATTN_HD inline std::int64_t q_tile_rows(const problem& p, std::int64_t qt) {
   return std::min(p.Br, p.Nq - qt * p.Br);
 }
-inline std::int64_t kv_tile_cols(const problem& p, std::int64_t kt) {
+ATTN_HD inline std::int64_t kv_tile_cols(const problem& p, std::int64_t kt) {
   return std::min(p.Bc, p.Nkv - kt * p.Bc);
 }
 // Real keys covered by the key tiles [s.lo, s.hi).
-inline std::int64_t keys_in_tiles(const problem& p, span64 s) {
+ATTN_HD inline std::int64_t keys_in_tiles(const problem& p, span64 s) {
   if (s.empty()) return 0;
   return std::min(s.hi * p.Bc, p.Nkv) - s.lo * p.Bc;
 }

@@ -24,7 +24,6 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const float neg_inf = -std::numeric_limits<float>::infinity();
   const std::int64_t tasks = num_q_tiles(p) * p.B * p.H;
-  bytes.reset();
   blas_single_thread blas;
 #pragma omp parallel if (worth_threads(p))
   {
@@ -95,6 +94,7 @@ class flash2_runner final : public cpu_runner {
  public:
   explicit flash2_runner(const problem& p) : cpu_runner(p, true) {}
   void run() override {
+    bytes_.reset();
     flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
                    causal_bounded);
   }

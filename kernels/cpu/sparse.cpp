@@ -16,6 +16,7 @@ class sparse_runner final : public cpu_runner {
  public:
   explicit sparse_runner(const problem& p) : cpu_runner(p, true) {}
   void run() override {
+    bytes_.reset();
     flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
                    visible_kv_tiles);
   }
