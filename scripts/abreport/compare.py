@@ -39,8 +39,8 @@ class Comparison:
 
 
 def compare(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD, spread_k: float = DEFAULT_SPREAD_K) -> Comparison:
-    ea = {e.config_key: e for e in a.entries}
-    eb = {e.config_key: e for e in b.entries}
+    ea = _by_config(a)
+    eb = _by_config(b)
     if not set(ea) & set(eb):
         raise InputError(b.path, "benchmarks", f"no configuration in common with {a.path}")
     rows: list[Row] = []
@@ -60,6 +60,16 @@ def compare(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD, spread_k: floa
         else:
             rows.append(Row(name, x, y, None, None, "now runs" if y.ok else "not run"))
     return Comparison(rows, threshold, spread_k)
+
+
+def _by_config(run: Run) -> dict[tuple, Entry]:
+    """One entry per configuration; a repeated one (merged shards) keeps its fastest ok run."""
+    out: dict[tuple, Entry] = {}
+    for e in run.entries:
+        old = out.get(e.config_key)
+        if old is None or (e.ok and (not old.ok or e.time_ms < old.time_ms)):  # type: ignore[operator]
+            out[e.config_key] = e
+    return out
 
 
 ORDER = {"now failed": 0, "slower": 1, "now skipped": 2, "faster": 3, "now runs": 4, "same": 5,

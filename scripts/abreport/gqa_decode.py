@@ -19,10 +19,15 @@ MAX_GQA_ROWS = 4
 
 def _gqa_shapes(entries: list[Entry], dtype: str) -> dict[tuple, list[Entry]]:
     sel = [e for e in entries if e.ok and e.dtype == dtype]
-    sel = [e for e in sel if e.group == "gqa"] or sel
+
+    def shape(e: Entry) -> tuple:
+        return (e.run, e.B, e.H, e.Nq, e.Nkv, e.d, e.mask)
+    # the gqa group's (shape, variant)s, with their entries from any group
+    wanted = {(shape(e), e.variant) for e in sel if e.group == "gqa"}
     shapes: dict[tuple, list[Entry]] = {}
     for e in sel:
-        shapes.setdefault((e.run, e.B, e.H, e.Nq, e.Nkv, e.d, e.mask), []).append(e)
+        if not wanted or (shape(e), e.variant) in wanted:
+            shapes.setdefault(shape(e), []).append(e)
     keep = {k: v for k, v in shapes.items() if len({e.Hkv for e in v}) >= 2}
     # the shapes with the most Hkv values first
     order = sorted(keep, key=lambda k: (-len({e.Hkv for e in keep[k]}), k))

@@ -18,11 +18,14 @@ from .data import Dataset, Entry
 def _candidates(entries: list[Entry], dtype: str) -> dict[tuple[str, int], list[Entry]]:
     """Per (variant, d): entries of the chosen problem (run, problem key) with >= 2 tile shapes."""
     sel = [e for e in entries if e.dtype == dtype]
-    tiles_group = [e for e in sel if e.group == "tiles"]
-    pool = tiles_group or sel
+    # Problems of the tiles group (if any); their entries from every group (a tile shape
+    # that is also in another group ran once, under that group).
+    wanted = {(e.run, e.variant, e.problem_key) for e in sel if e.group == "tiles"}
     by_problem: dict[tuple, list[Entry]] = {}
-    for e in pool:
-        by_problem.setdefault((e.run, e.variant, e.problem_key), []).append(e)
+    for e in sel:
+        k = (e.run, e.variant, e.problem_key)
+        if not wanted or k in wanted:
+            by_problem.setdefault(k, []).append(e)
     chosen: dict[tuple[str, int], list[Entry]] = {}
     for (run, variant, pk), es in by_problem.items():
         shapes = {(e.Br, e.Bc) for e in es}
@@ -46,8 +49,7 @@ def build_dtype(ds: Dataset, dtype: str) -> Chart | None:
     axes = fig.subplots(nrows, ncols, squeeze=False)
     ok_vals = [e.tflops for es in panels.values() for e in es if e.ok]
     norm = LogNorm(vmin=min(ok_vals), vmax=max(ok_vals)) if ok_vals and min(ok_vals) > 0 else None
-    cmap = style.plt.get_cmap("viridis").copy()
-    cmap.set_bad("#DDDDDD")
+    cmap = style.plt.get_cmap("viridis").with_extremes(bad="#DDDDDD")
     summary: dict = {"dtype": dtype, "panels": {}}
     im = None
     for ax, ((variant, d), es) in zip(axes.flat, panels.items()):

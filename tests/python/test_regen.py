@@ -1,0 +1,44 @@
+"""scripts/regen_results.sh: every JSON under results/ regenerated; any failure fails the script."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from conftest import ROOT, fixture_path
+
+SCRIPT = os.path.join(ROOT, "scripts", "regen_results.sh")
+
+
+def _run(results, out):
+    env = dict(os.environ, ATTNBENCH_RESULTS_DIR=str(results), ATTNBENCH_REPORT_CHECK_DIR=str(out))
+    return subprocess.run(["bash", SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_regenerates_every_json_into_the_same_relative_path(tmp_path):
+    res = tmp_path / "results"
+    (res / "h100").mkdir(parents=True)
+    shutil.copy(fixture_path("cuda_ncu.json"), res / "h100" / "abc123.json")
+    shutil.copy(fixture_path("cpu_small.json"), res / "cpu.json")
+    r = _run(res, tmp_path / "check")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "check" / "h100" / "abc123" / "report.md").is_file()
+    assert (tmp_path / "check" / "h100" / "abc123" / "model_vs_measured.png").is_file()
+    assert (tmp_path / "check" / "cpu" / "roofline_fp32.svg").is_file()
+    assert "2 report(s) regenerated" in r.stdout
+
+
+def test_fails_when_one_report_fails(tmp_path):
+    res = tmp_path / "results"
+    res.mkdir()
+    shutil.copy(fixture_path("cpu_small.json"), res / "good.json")
+    shutil.copy(fixture_path("bad_missing_field.json"), res / "bad.json")
+    r = _run(res, tmp_path / "check")
+    assert r.returncode == 1
+    assert "FAILED" in r.stderr and "bad.json" in r.stderr and "time_ms: missing" in r.stderr
+
+
+def test_empty_results_is_fine(tmp_path):
+    (tmp_path / "results").mkdir()
+    r = _run(tmp_path / "results", tmp_path / "check")
+    assert r.returncode == 0 and "nothing to regenerate" in r.stdout

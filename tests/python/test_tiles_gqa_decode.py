@@ -1,0 +1,65 @@
+"""Tile heatmaps, GQA and decode charts: what each panel holds."""
+from __future__ import annotations
+
+import numpy as np
+
+from abreport import gqa_decode, tiles
+
+
+def test_tile_heatmap_cells_and_best(load):
+    ds = load("cpu_small.json")
+    built = tiles.build(ds)
+    assert [c.stem for c in built.charts] == ["tiles_fp32"]
+    s = built.charts[0].summary["panels"]
+    assert set(s) == {"flash1 d=64", "flash2 d=64"}
+    for name, p in s.items():
+        assert p["cells"] == 9 and p["Br"] == [16, 32, 64] and p["Bc"] == [16, 32, 64]
+        variant = name.split()[0]
+        tile = [e for e in ds.ok_entries if e.variant == variant and (e.B, e.H, e.Nq, e.d, e.mask) == (1, 4, 256, 64, "causal")]
+        best = max(tile, key=lambda e: e.tflops)
+        assert p["best"] == (best.Br, best.Bc)
+    fig = built.charts[0].fig
+    heat = [a for a in fig.axes if a.images]
+    assert len(heat) == 2
+    arr = heat[0].images[0].get_array()
+    assert arr.shape == (3, 3) and np.isfinite(np.ma.filled(arr, np.nan)).all()
+    assert heat[0].get_xlabel().startswith("Bc") and heat[0].get_ylabel().startswith("Br")
+
+
+def test_tiles_absent_gives_note(load):
+    ds = load("cpu_small.log.jsonl")  # first 20 entries: seq group only
+    built = tiles.build(ds)
+    assert built.charts == [] and "tiles" in built.notes[0]
+
+
+def test_gqa_time_and_bytes_vs_hkv(load):
+    ds = load("cuda_multi.json")
+    built = gqa_decode.build_gqa(ds)
+    assert [c.stem for c in built.charts] == ["gqa_fp16"]
+    c = built.charts[0]
+    assert c.summary["points"] == {"cublas_unfused": 5, "flash2": 5}
+    ax_t, ax_b = [a for a in c.fig.axes][:2]
+    assert ax_t.get_ylabel() == "time (ms)" and "MB" in ax_b.get_ylabel()
+    hkv = sorted(ax_t.get_lines()[0].get_xdata())
+    assert hkv == [1, 2, 4, 8, 16]
+    assert "H = 16" in ax_t.get_xlabel()
+
+
+def test_decode_gbps_with_copy_ceilings(load):
+    ds = load("cuda_multi.json")
+    c = gqa_decode.build_decode(ds).charts[0]
+    assert c.stem == "decode_fp16"
+    assert c.summary["points"] == {"cublas_unfused": 4, "flash2": 4}
+    assert c.summary["ceilings"] == ["measured copy bandwidth 3,010 GB/s", "theoretical copy bandwidth 3,352 GB/s"]
+    ax = c.fig.axes[0]
+    styles = {l.get_label(): l.get_linestyle() for l in ax.get_lines()}
+    assert styles["measured copy bandwidth 3,010 GB/s"] == "-"
+    assert styles["theoretical copy bandwidth 3,352 GB/s"] == "--"
+    assert "GB/s" in ax.get_ylabel() and "Nkv" in ax.get_xlabel()
+    flash2 = next(l for l in ax.get_lines() if l.get_label() == "flash2")
+    assert list(flash2.get_xdata()) == [1024, 4096, 16384, 65536]
+
+
+def test_cpu_decode_has_only_the_measured_ceiling(load):
+    c = gqa_decode.build_decode(load("cpu_small.json")).charts[0]
+    assert c.summary["ceilings"] == ["measured copy bandwidth 12 GB/s"]
