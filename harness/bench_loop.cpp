@@ -161,27 +161,33 @@ std::int64_t validation_rows(const problem& p) {
 
 // ---- reference cache -----------------------------------------------------------------
 
-problem reference_cache::key_of(problem p) {
+problem reference_cache::shape_of(problem p) {
+  p.Br = p.Bc = 64;
+  p.mask = {};
+  return p;
+}
+
+problem reference_cache::problem_of(problem p) {
   p.Br = p.Bc = 64;
   return p;
 }
 
 void reference_cache::keep_only(const problem& p) {
-  if (have_ && key_ == key_of(p)) return;
-  inputs_.reset();
-  refs_[0].reset();
-  refs_[1].reset();
-  have_ = false;
+  if (!(problem_ == problem_of(p))) {
+    refs_[0].reset();
+    refs_[1].reset();
+  }
+  if (inputs_ && !(shape_ == shape_of(p))) inputs_.reset();
 }
 
 host_inputs& reference_cache::inputs(const problem& p) {
   keep_only(p);
-  if (!have_) {
-    inputs_ = std::make_unique<host_inputs>(make_inputs(key_of(p)));
-    key_ = key_of(p);
-    have_ = true;
+  if (!inputs_) {
+    inputs_ = std::make_unique<host_inputs>(make_inputs(shape_of(p)));
+    shape_ = shape_of(p);
   }
-  inputs_->p = p;  // tiles of the current configuration; the data do not depend on them
+  problem_ = problem_of(p);
+  inputs_->p = p;  // mask and tiles of the current configuration; the data do not depend on them
   return *inputs_;
 }
 

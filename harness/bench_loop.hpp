@@ -43,8 +43,9 @@ struct sweep_totals {
 // fp64 reference stays well under a second.
 std::int64_t validation_rows(const problem& p);
 
-// Inputs and fp64 reference rows of the last problem seen (tiles ignored), so
-// the variants and tile shapes of one problem share them.
+// Inputs of the last shape seen (the mask and tiles do not change them) and the
+// fp64 reference rows of the last problem (tiles ignored), so the variants,
+// tile shapes and masks of one shape share them.
 class reference_cache {
  public:
   host_inputs& inputs(const problem& p);
@@ -53,13 +54,13 @@ class reference_cache {
     std::vector<double> o, lse;
   };
   const rows_and_ref& reference(const problem& p, attention_math m);
-  // Frees the cached data unless it belongs to p.
+  // Frees the cached data that does not belong to p.
   void keep_only(const problem& p);
 
  private:
-  static problem key_of(problem p);
-  problem key_{};
-  bool have_ = false;
+  static problem shape_of(problem p);    // mask and tiles reset
+  static problem problem_of(problem p);  // tiles reset
+  problem shape_{}, problem_{};
   std::unique_ptr<host_inputs> inputs_;
   std::unique_ptr<rows_and_ref> refs_[2];
 };
