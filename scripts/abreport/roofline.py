@@ -114,6 +114,8 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
     yhi = max([ys_pts.max()] + peaks_all) * 2.0
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ys_pts.min() / 3, yhi)
+    style.plain_log_ticks(ax, "x")
+    style.plain_log_ticks(ax, "y")
     ax.set_xlabel("arithmetic intensity (FLOP / byte, " +
                   ("measured DRAM bytes where present)" if n_measured else "modeled bytes)"))
     ax.set_ylabel("achieved TFLOP/s")

@@ -67,7 +67,7 @@ def plain_log_ticks(ax, axis: str = "x", values: Iterable[float] | None = None, 
         a.set_minor_formatter(NullFormatter())
         a.set_minor_locator(matplotlib.ticker.NullLocator())
     else:  # denser steps for narrow ranges (call after plotting), plain numbers
-        lo, hi = (ax.dataLim.x0, ax.dataLim.x1) if axis == "x" else (ax.dataLim.y0, ax.dataLim.y1)
+        lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
         span = hi / lo if lo > 0 and hi > lo else 10.0
         subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if span < 8 else (1.0, 2.0, 5.0) if span < 300 else (1.0,)
         a.set_major_locator(LogLocator(base=10, subs=subs))
