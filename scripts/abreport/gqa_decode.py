@@ -116,7 +116,7 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
         for cs, kind, ls in ((ceil.measured, "measured", "-"), (ceil.theoretical, "theoretical", "--")):
             if cs.bandwidth_gbps:
                 ceiling_handles.append(ax.axhline(cs.bandwidth_gbps, color="#333333", linestyle=ls, linewidth=1.3,
-                                                  label=f"{kind} copy bandwidth {cs.bandwidth_gbps:,.0f} GB/s"))
+                                                  label=f"{kind} copy bandwidth {style.fmt_num(cs.bandwidth_gbps)} GB/s"))
         nkvs = sorted({e.Nkv for e in pts})
         ax.set_xscale("log", base=2)
         style.plain_log_ticks(ax, "x", nkvs)

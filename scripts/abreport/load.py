@@ -88,7 +88,7 @@ class _Checker:
         return int(v)
 
     def boolean(self, key: str) -> Optional[bool]:
-        if key not in self.obj:
+        if key not in self.obj or self.obj[key] is None:
             return None
         v = self.obj[key]
         if not isinstance(v, bool):

@@ -38,7 +38,7 @@ def _ceiling_lines(ax, cs: CeilingSet, kind: str, dtype: str, xs: np.ndarray,
         if peak:
             ys = np.minimum(ys, peak)
         h, = ax.plot(xs, ys, color="#333333", **st, zorder=1,
-                     label=f"{kind} bandwidth {bw:,.0f} GB/s")
+                     label=f"{kind} bandwidth {style.fmt_num(bw)} GB/s")
         handles.append(h)
         drawn.append(f"{kind}_bandwidth")
     if peak:

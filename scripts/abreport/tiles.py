@@ -1,4 +1,5 @@
 """Tile-size heatmaps: TFLOP/s over Br x Bc, one panel per (variant, head dim), one figure per dtype.
+Each panel has its own colour scale (which tile wins for that variant); cells print the value.
 
 Entries come from the `tiles` group, or from any problem run at several (Br, Bc). Per
 (variant, d) the problem with the most tile shapes is shown (ties: the largest). Cells
@@ -7,7 +8,8 @@ with no ok entry are grey; the best cell is outlined.
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.colors import LogNorm
+from matplotlib.colors import Normalize
+from matplotlib.ticker import MaxNLocator
 from matplotlib.patches import Rectangle
 
 from . import style
@@ -47,11 +49,8 @@ def build_dtype(ds: Dataset, dtype: str) -> Chart | None:
     nrows = (n + ncols - 1) // ncols
     fig = style.new_figure(3.9 * ncols + 1.0, 3.5 * nrows + 0.5)
     axes = fig.subplots(nrows, ncols, squeeze=False)
-    ok_vals = [e.tflops for es in panels.values() for e in es if e.ok]
-    norm = LogNorm(vmin=min(ok_vals), vmax=max(ok_vals)) if ok_vals and min(ok_vals) > 0 else None
     cmap = style.plt.get_cmap("viridis").with_extremes(bad="#DDDDDD")
     summary: dict = {"dtype": dtype, "panels": {}}
-    im = None
     for ax, ((variant, d), es) in zip(axes.flat, panels.items()):
         brs = sorted({e.Br for e in es})
         bcs = sorted({e.Bc for e in es})
@@ -62,13 +61,16 @@ def build_dtype(ds: Dataset, dtype: str) -> Chart | None:
             if e.ok and (np.isnan(grid[i, j]) or e.tflops > grid[i, j]):
                 grid[i, j] = e.tflops
             status[(i, j)] = e.status
+        # Per-panel colour scale: the question is which tile wins for this variant.
+        vals = grid[np.isfinite(grid)]
+        norm = Normalize(vmin=vals.min(), vmax=vals.max()) if vals.size and vals.max() > vals.min() else None
         im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, origin="lower", aspect="auto")
         best = np.unravel_index(np.nanargmax(grid), grid.shape) if np.isfinite(grid).any() else None
         for i in range(len(brs)):
             for j in range(len(bcs)):
                 v = grid[i, j]
                 if np.isfinite(v):
-                    lum = norm(v) if norm else 0.5
+                    lum = float(norm(v)) if norm else 0.5
                     ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
                             color="black" if lum > 0.6 else "white")
                 else:
@@ -83,17 +85,17 @@ def build_dtype(ds: Dataset, dtype: str) -> Chart | None:
         ax.set_ylabel("Br (queries per tile)")
         ax.grid(False)
         e0 = es[0]
+        cb = fig.colorbar(im, ax=ax, shrink=0.85, pad=0.02)
+        cb.ax.yaxis.set_major_locator(MaxNLocator(5))
+        cb.ax.yaxis.set_major_formatter(style.FuncFormatter(lambda x, _: f"{x:.3g}"))
+        cb.set_label("TFLOP/s", fontsize=8)
         ax.set_title(f"{variant}, d = {d}\nB{e0.B} H{e0.H} Hkv{e0.Hkv} Nq{e0.Nq} Nkv{e0.Nkv} {e0.mask}", fontsize=9)
         summary["panels"][f"{variant} d={d}"] = {
             "cells": int(np.isfinite(grid).sum()), "Br": brs, "Bc": bcs,
             "best": (brs[best[0]], bcs[best[1]]) if best is not None else None}
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    if im is not None:
-        cb = fig.colorbar(im, ax=axes, label="achieved TFLOP/s (boxed: best per panel)", shrink=0.9)
-        cb.ax.yaxis.set_major_formatter(style.FuncFormatter(lambda x, _: style.fmt_num(x)))
-        cb.ax.yaxis.set_minor_formatter(style.FuncFormatter(lambda x, _: style.fmt_num(x)))
-    fig.suptitle(f"Tile size — {ds.title_suffix(dtype)}")
+    fig.suptitle(f"Tile size: achieved TFLOP/s (boxed: best per panel) — {ds.title_suffix(dtype)}")
     return Chart(stem=f"tiles_{dtype}", title=f"Tile size heatmap ({dtype})", fig=fig, summary=summary)
 
 

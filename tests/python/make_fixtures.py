@@ -1,7 +1,11 @@
 """Writes the hand-built fixtures in fixtures/ following docs/json_schema.md exactly.
 
-Stand-ins until the harness writes them (then cpu_small.json is harness output and the
-others are hand edits of it). Run: python3 tests/python/make_fixtures.py
+cpu_harness.json (+ its results log) is real harness output:
+  build/bin/attnbench sweep --sweep-file tests/python/fixtures/sweep_cpu_small.json \
+      --backend cpu --reps 3 --rep-time 0.005 --out tests/python/fixtures/cpu_harness.json
+and cpu_harness_ncu.json a hand edit of it (written here). The others are hand-built to
+docs/json_schema.md, for what a CPU sweep cannot produce (cuda contexts with theoretical
+ceilings and several dtypes, failures, controlled slowdowns for compare, malformed files). Run: python3 tests/python/make_fixtures.py
 Deterministic: the same file every time.
 """
 from __future__ import annotations
@@ -225,6 +229,17 @@ def main():
     bad["context"]["ceilings"]["measured"]["bandwidth_gbps"] = "fast"
     write("bad_ceiling_type.json", bad)
     write("bad_log.log.jsonl", None, raw=lines[0] + "\n" + lines[1] + "\n{not json\n")
+    # hand edit of the harness's own output (cpu_harness.json, written by attnbench from
+    # sweep_cpu_small.json): Nsight-style measured bytes on the flash2 entries only
+    harness = os.path.join(HERE, "cpu_harness.json")
+    if os.path.exists(harness):
+        doc = json.load(open(harness))
+        for b in doc["benchmarks"]:
+            if b["variant"] == "flash2" and b["status"] == "ok":
+                b["dram_bytes_measured"] = b["bytes"] * 1.25
+                b["l2_bytes_measured"] = b["bytes"] * 2.0
+                b["kernel_time_ncu"] = b["time_ms"]
+        write("cpu_harness_ncu.json", doc)
 
 
 if __name__ == "__main__":

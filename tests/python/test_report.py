@@ -35,7 +35,8 @@ def test_cpu_report(load, tmp_path):
     assert [r[0] for r in rows] == ["flash1", "flash2", "naive"]
     for r in rows:
         assert r[9] in ("memory", "compute")
-        assert re.fullmatch(r"\d+%", r[8])
+        assert re.fullmatch(r"[\d.]+% \(n=\d+\)", r[11])
+        assert re.fullmatch(r"[\d.]+%", r[8])
     # every variant gets a sentence saying bound and distance to its ceiling
     for v in ("flash1", "flash2", "naive"):
         line = next(l for l in md.splitlines() if l.startswith(f"- **{v}**"))
@@ -62,7 +63,7 @@ def test_best_row_numbers_match_the_roofline_definition(load, tmp_path):
     pos = position(best, ds.ceilings)
     roof = min(720.0, 3010.0 * best.intensity / 1e3)
     assert pos.attainable_tflops == pytest.approx(roof)
-    assert rows[("flash2", "fp16")][8] == f"{100 * best.tflops / roof:.0f}%"
+    assert rows[("flash2", "fp16")][8] == report.pct(100 * best.tflops / roof)
     assert rows[("flash2", "fp16")][9] == ("memory" if best.intensity < 720e3 / 3010 else "compute")
     assert os.path.isfile(tmp_path / "roofline_bf16.png")
 
