@@ -55,10 +55,13 @@ void check_fault(const configuration& c, const sweep_options& opt) {
 }
 
 // Validation run: poisoned outputs, one run, compare sampled rows with fp64.
-validation_result validate_once(backend& be, runner& r, const configuration& c, reference_cache& cache) {
+validation_result validate_once(backend& be, runner& r, const configuration& c, reference_cache& cache,
+                                double* run_seconds) {
   r.poison_outputs();
+  const auto t0 = clock_type::now();
   r.run();
   be.synchronize();
+  *run_seconds = seconds_since(t0);
   const host_outputs out = r.get_outputs();
   validation_result v;
   v.counted_bytes = r.counted_bytes();
@@ -82,7 +85,8 @@ validation_result validate_once(backend& be, runner& r, const configuration& c, 
 }
 
 // Times r as one Google Benchmark benchmark named c.name.
-timing_result time_configuration(backend& be, runner& r, const configuration& c, const sweep_options& opt) {
+timing_result time_configuration(backend& be, runner& r, const configuration& c, const sweep_options& opt,
+                                 double validation_run_s) {
   timing_result t;
   const timing_options topt{opt.hot};
   const double rep_time = opt.rep_time_s > 0 ? opt.rep_time_s : default_rep_time(be);
@@ -96,8 +100,12 @@ timing_result time_configuration(backend& be, runner& r, const configuration& c,
     const double pilot = be.timed_sample(r, 1, topt);
     t.batch = pilot >= 10e-6 ? 1 : static_cast<int>(std::min(1000.0, std::ceil(50e-6 / std::max(pilot, 1e-7))));
     iterations = std::clamp<std::int64_t>(std::llround(rep_time / std::max(pilot * t.batch, 1e-6)), 3, 100);
+  } else if (validation_run_s > 3 * rep_time) {
+    // A slow configuration: the validation run was its warm-up (it paged the
+    // buffers in) and its pilot; one iteration per repetition.
+    iterations = 1;
   } else {
-    // The validation run paged everything in; one timed warm-up run is the pilot.
+    // One timed warm-up run is the pilot (the validation run also paid first-touch costs).
     const auto t0 = clock_type::now();
     r.run();
     be.synchronize();
@@ -245,7 +253,8 @@ measurement run_configuration(backend& be, const configuration& c, reference_cac
     host_inputs& in = cache.inputs(p);
     std::unique_ptr<runner> r = c.row->make_runner(p);
     r->set_inputs(in);
-    m.val = validate_once(be, *r, c, cache);
+    double validation_run_s = 0;
+    m.val = validate_once(be, *r, c, cache, &validation_run_s);
     if (opt.profile) {
       // Warm-up, then exactly one launch set inside the range: no flush, no timing loop.
       r->run();
@@ -256,7 +265,7 @@ measurement run_configuration(backend& be, const configuration& c, reference_cac
       be.range_pop();
       return m;
     }
-    m.time = time_configuration(be, *r, c, opt);
+    m.time = time_configuration(be, *r, c, opt, validation_run_s);
   } catch (const backend_error& e) {
     m.status = "failed";
     m.message = e.what();

@@ -490,9 +490,11 @@ int cli_main(int argc, char** argv) {
     gb_argv.push_back(nullptr);
     benchmark::Initialize(&gb_argc, gb_argv.data());
     if (gb_argc > 1) throw input_error(fmt::format("unknown option '{}'", gb_argv[1]));
-    if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    if (args.empty())
+      throw input_error("no command (expected list, sweep, run, merge, ceilings or backend; see attnbench --help)");
+    if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
       fmt::print("{}", usage_text);
-      return args.empty() ? exit_bad_input : exit_ok;
+      return exit_ok;
     }
     const std::string cmd = args[0];
     const std::vector<std::string> rest(args.begin() + 1, args.end());

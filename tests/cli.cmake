@@ -8,6 +8,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_bad_axis.json "[{\"sequence\": [512]}
 
 set(bad_inputs
   "unknown_command|frobnicate"
+  "no_command|"
   "unknown_flag|sweep --frobnicate"
   "unknown_variant|sweep --backend cpu --variant nope --dry-run"
   "malformed_list|sweep --seq 512,,1024 --dry-run"
