@@ -56,7 +56,8 @@ def _ceiling_lines(ax, cs: CeilingSet, kind: str, dtype: str, xs: np.ndarray,
 
 
 def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
-    entries = [e for e in ds.ok_entries if e.dtype == dtype]
+    # log axes: a zero rate (a run too slow to register) cannot be placed
+    entries = [e for e in ds.ok_entries if e.dtype == dtype and e.tflops > 0 and e.roof_intensity > 0]
     if not entries:
         return None
     ceil = ds.ceilings
