@@ -13,6 +13,29 @@ from .data import Dataset, Entry, dtype_order
 from .roofs import position
 
 
+# One line under each chart: how to read it (docs/charts.md has the long form).
+CAPTIONS = {
+    "roofline": "Left of the dotted ridge line a point is memory-bound (roof = bandwidth × intensity), "
+                "right of it compute-bound (roof = peak); the vertical gap to the roof is what is left. "
+                "Solid ceilings measured, dashed theoretical.",
+    "tflops_seq": "Achieved TFLOP/s per variant against sequence length; the baseline is dashed.",
+    "speedup": "Baseline time / variant time for the same problem in this run; above 1 the variant is faster.",
+    "tiles": "TFLOP/s for each tile shape; the boxed cell is the best tile for that variant and head dim.",
+    "gqa": "Fewer KV heads mean fewer K/V bytes; time follows the bytes only while the kernel is memory-bound.",
+    "decode": "Decode is memory-bound: the gap between a curve and the copy-bandwidth line is its headroom "
+              "(above the line: the KV cache fits in a cache level).",
+    "model_vs_measured": "1.0 = the byte model is exact; above, the kernel moves more bytes than modeled; "
+                         "below, caches absorb reuse the model counts as DRAM traffic.",
+}
+
+
+def caption(stem: str) -> str:
+    for prefix in sorted(CAPTIONS, key=len, reverse=True):
+        if stem.startswith(prefix):
+            return CAPTIONS[prefix]
+    return ""
+
+
 def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
     out = Built()
     out.extend(roofline.build(ds))
@@ -152,6 +175,25 @@ def _verdict(e: Entry, p, nm: int, nc: int) -> str:
     return head + f"best configuration is {why}; {gap} ({p.ceilings} ceilings).{tail}"
 
 
+def _kernel_resources(ds: Dataset) -> list[str]:
+    res = ds.runs[0].context.get("kernel_resources")
+    if not isinstance(res, list) or not res:
+        return []
+    lines = ["", "## Kernel resources", "",
+             "Registers and shared memory per thread block limit occupancy; spills go to local memory "
+             "(extra DRAM traffic the byte model does not count).", "",
+             "| kernel | arch | registers | shared memory (bytes) | stack (bytes) | spill stores / loads (bytes) |",
+             "|---|---|---:|---:|---:|---|"]
+    for k in res:
+        if not isinstance(k, dict):
+            continue
+        g = k.get
+        spill = f"{g('spill_store_bytes', '—')} / {g('spill_load_bytes', '—')}"
+        lines.append(f"| {md_escape(str(g('kernel', '?')))} | {g('arch', '—')} | {g('registers', '—')} | "
+                     f"{g('smem_bytes', '—')} | {g('stack_bytes', '—')} | {spill} |")
+    return lines
+
+
 def _not_run(ds: Dataset) -> list[str]:
     bad = [e for e in ds.entries if not e.ok]
     if not bad:
@@ -193,11 +235,12 @@ def render(ds: Dataset, built: Built, out_dir: str) -> str:
     if verdicts:
         lines += ["", "### Where each variant stands", ""] + verdicts
     lines += _accuracy(ds)
+    lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:
         png = next((p for p in c.paths if p.endswith(".png")), f"{c.stem}.png")
         svg = next((p for p in c.paths if p.endswith(".svg")), f"{c.stem}.svg")
-        lines += [f"### {c.title}", "",
+        lines += [f"### {c.title}", "", caption(c.stem), "",
                   f"![{c.title}]({os.path.relpath(png, out_dir)})", "",
                   f"[SVG]({os.path.relpath(svg, out_dir)})", ""]
     if built.notes:

@@ -42,3 +42,25 @@ def test_empty_results_is_fine(tmp_path):
     (tmp_path / "results").mkdir()
     r = _run(tmp_path / "results", tmp_path / "check")
     assert r.returncode == 0 and "nothing to regenerate" in r.stdout
+
+
+def test_fresh_sweep_is_reported(tmp_path):
+    # a stand-in for build/bin/attnbench: "sweep ... --out F" writes the harness fixture to F
+    fake = tmp_path / "attnbench"
+    fake.write_text("#!/usr/bin/env bash\nwhile (($#)); do [[ $1 == --out ]] && out=$2; shift; done\n"
+                    f"cp '{fixture_path('cpu_harness.json')}' \"$out\"\n")
+    fake.chmod(0o755)
+    (tmp_path / "results").mkdir()
+    env = dict(os.environ, ATTNBENCH_RESULTS_DIR=str(tmp_path / "results"),
+               ATTNBENCH_REPORT_CHECK_DIR=str(tmp_path / "check"))
+    r = subprocess.run(["bash", SCRIPT, "--sweep", str(fake)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "check" / "fresh-cpu-quick" / "report.md").is_file()
+
+
+def test_failing_sweep_fails(tmp_path):
+    (tmp_path / "results").mkdir()
+    env = dict(os.environ, ATTNBENCH_RESULTS_DIR=str(tmp_path / "results"),
+               ATTNBENCH_REPORT_CHECK_DIR=str(tmp_path / "check"))
+    r = subprocess.run(["bash", SCRIPT, "--sweep", "/bin/false"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 1 and "FAILED the CPU quick sweep" in r.stderr
