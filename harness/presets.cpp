@@ -99,7 +99,7 @@ sweep_spec full() {
   sweep_axes decode;
   decode.nq = {1, 4};
   decode.nkv = {4096, 16384, 65536};
-  decode.batch = {8};
+  decode.batch = {2};
   decode.heads = {32};
   decode.kv_heads = {{0, 1}, {0, 8}};
   decode.head_dim = {128};
@@ -108,13 +108,15 @@ sweep_spec full() {
   return s;
 }
 
-// decode: one or a few new tokens against a long KV cache.
+// decode: one or a few new tokens against a long KV cache. B = 1: at 128k keys
+// and Hkv = H, K and V alone are 4 GiB of host fp32 inputs, generated
+// single-threaded (tensors.cpp); larger batches are one --batch away.
 sweep_spec decode() {
   sweep_spec s{"decode", {}};
   sweep_axes a;
   a.nq = {1, 4};
   a.nkv = {1024, 4096, 16384, 65536, 131072};
-  a.batch = {1, 8};
+  a.batch = {1};
   a.heads = {32};
   a.kv_heads = {{0, 1}, {0, 4}, {0, 8}, {1, 0}};
   a.head_dim = {128};
