@@ -1,0 +1,302 @@
+// The cuda backend of the harness (harness/backend.hpp): device description,
+// measured and theoretical ceilings, kernel resources, L2 flush + CUDA-event
+// timing on cuda::stream(), NVTX ranges in the domain "attnbench".
+//
+// Host C++ (g++): nvcc 13 cannot compile fmt 9, and nothing here is device
+// code; the copy and fill kernels live in ceiling_kernels.cu.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/backend.hpp"
+#include "harness/cuda/ceiling_kernels.hpp"
+#include "kernels/cuda/common/device_buffer.cuh"
+
+namespace attnbench {
+
+namespace cuda {
+namespace {
+
+// Dense per-SM operations per clock (an FMA is 2), by compute capability:
+// fp32 on CUDA cores, tf32/fp16/bf16 on tensor cores with fp32 accumulation.
+// Sources: NVIDIA A100 / A6000 / L40S / H100 datasheets divided by SMs x boost
+// clock. GeForce parts (sm_86, sm_89) run fp32-accumulate tensor math at half
+// this rate; the table describes the data-centre parts.
+struct ops_per_clock {
+  int major, minor;
+  double fp32, tf32, fp16, bf16;
+};
+constexpr ops_per_clock peak_table[] = {
+    {8, 0, 128, 1024, 2048, 2048},
+    {8, 6, 256, 512, 1024, 1024},
+    {8, 9, 256, 512, 1024, 1024},
+    {9, 0, 256, 2048, 4096, 4096},
+};
+
+std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+int attr(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, dev));
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+class event_pair {
+ public:
+  event_pair() {
+    ATTN_CUDA_CHECK(cudaEventCreate(&start_));
+    ATTN_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~event_pair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+  void start(cudaStream_t s) { ATTN_CUDA_CHECK(cudaEventRecord(start_, s)); }
+  // Seconds between start() and now on stream s (waits for the stream).
+  double stop(cudaStream_t s) {
+    ATTN_CUDA_CHECK(cudaEventRecord(stop_, s));
+    ATTN_CUDA_CHECK(cudaEventSynchronize(stop_));
+    ATTN_CUDA_CHECK(cudaGetLastError());
+    float ms = 0;
+    ATTN_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+class cuda_backend final : public backend {
+ public:
+  cuda_backend() {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess)
+      throw backend_error(std::string("no usable CUDA device: cudaGetDeviceCount: ") +
+                          cudaGetErrorString(e));
+    if (n == 0) throw backend_error("no CUDA device present");
+    ATTN_CUDA_CHECK(cudaGetDevice(&dev_));
+    ATTN_CUDA_CHECK(cudaGetDeviceProperties(&prop_, dev_));
+    l2_bytes_ = attr(cudaDevAttrL2CacheSize, dev_);
+    // Flush buffer: at least twice the L2 (and 32 MiB where L2 is tiny).
+    flush_ = device_buffer(std::max<std::size_t>(2 * static_cast<std::size_t>(l2_bytes_), 32u << 20));
+    domain_ = nvtxDomainCreateA("attnbench");
+    stream();  // create the harness stream now, outside any timed region
+  }
+  ~cuda_backend() override {
+    if (domain_) nvtxDomainDestroy(domain_);
+  }
+
+  backend_kind kind() const override { return backend_kind::cuda; }
+
+  nlohmann::json context(bool measure_ceilings) override {
+    nlohmann::json j;
+    j["backend"] = "cuda";
+    j["device"] = prop_.name;
+    j["device_info"] = device_info();
+    nlohmann::json ceil;
+    ceil["theoretical"] = theoretical();
+    if (measure_ceilings) ceil["measured"] = measured();
+    j["ceilings"] = ceil;
+    if (auto res = kernel_resources()) j["kernel_resources"] = *res;
+    return j;
+  }
+
+  std::int64_t free_memory_bytes() override {
+    std::size_t free = 0, total = 0;
+    ATTN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    // Keep a margin for cuBLAS workspaces, the context and fragmentation.
+    const std::int64_t margin = std::int64_t(512) << 20;
+    return std::max<std::int64_t>(0, static_cast<std::int64_t>(free) - margin);
+  }
+
+  bool manual_time() const override { return true; }
+
+  double timed_sample(runner& r, int batch, const timing_options& opt) override {
+    const cudaStream_t s = stream();
+    if (!opt.hot) {
+      // Outside the timed region: the start event is recorded after the flush.
+      ATTN_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++ & 0xff, flush_.bytes(), s));
+    }
+    events_.start(s);
+    for (int i = 0; i < std::max(1, batch); ++i) r.run();
+    return events_.stop(s) / std::max(1, batch);
+  }
+
+  void synchronize() override {
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    ATTN_CUDA_CHECK(cudaGetLastError());
+  }
+
+  void range_push(const std::string& name) override {
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name.c_str();
+    nvtxDomainRangePushEx(domain_, &a);
+  }
+  void range_pop() override { nvtxDomainRangePop(domain_); }
+
+ private:
+  nlohmann::json device_info() const {
+    int driver = 0, runtime = 0, cub_major = 0, cub_minor = 0, cub_patch = 0;
+    ATTN_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    ATTN_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    cublasGetProperty(MAJOR_VERSION, &cub_major);
+    cublasGetProperty(MINOR_VERSION, &cub_minor);
+    cublasGetProperty(PATCH_LEVEL, &cub_patch);
+    return {
+        {"name", prop_.name},
+        {"compute_capability", fmt::format("{}.{}", prop_.major, prop_.minor)},
+        {"sm_count", prop_.multiProcessorCount},
+        {"sm_clock_mhz", attr(cudaDevAttrClockRate, dev_) / 1000.0},
+        {"mem_clock_mhz", attr(cudaDevAttrMemoryClockRate, dev_) / 1000.0},
+        {"bus_width_bits", attr(cudaDevAttrGlobalMemoryBusWidth, dev_)},
+        {"l2_bytes", l2_bytes_},
+        {"mem_bytes", static_cast<std::int64_t>(prop_.totalGlobalMem)},
+        {"driver_version", version_text(driver)},
+        {"runtime_version", version_text(runtime)},
+        {"cublas_version", fmt::format("{}.{}.{}", cub_major, cub_minor, cub_patch)},
+    };
+  }
+
+  nlohmann::json theoretical() const {
+    nlohmann::json t;
+    const double mem_hz = attr(cudaDevAttrMemoryClockRate, dev_) * 1e3;
+    const double bus_bytes = attr(cudaDevAttrGlobalMemoryBusWidth, dev_) / 8.0;
+    if (mem_hz > 0 && bus_bytes > 0) t["bandwidth_gbps"] = 2.0 * mem_hz * bus_bytes / 1e9;  // DDR
+    const double sm_hz = attr(cudaDevAttrClockRate, dev_) * 1e3;
+    for (const auto& row : peak_table) {
+      if (row.major != prop_.major || row.minor != prop_.minor) continue;
+      const double per_clk = prop_.multiProcessorCount * sm_hz / 1e12;
+      t["tflops"] = {{"fp32", row.fp32 * per_clk},
+                     {"tf32", row.tf32 * per_clk},
+                     {"fp16", row.fp16 * per_clk},
+                     {"bf16", row.bf16 * per_clk}};
+    }
+    return t;
+  }
+
+  // Measured once per process: a copy with 16-byte accesses (bytes read +
+  // written) and cuBLAS GEMMs per dtype on random data, medians of repeats.
+  nlohmann::json measured() {
+    if (!measured_.is_null()) return measured_;
+    nlohmann::json m;
+    m["bandwidth_gbps"] = measure_copy_gbps();
+    nlohmann::json tf;
+    for (const char* which : {"fp32", "tf32", "fp16", "bf16"})
+      if (auto v = measure_gemm_tflops(which)) tf[which] = *v;
+    m["tflops"] = tf;
+    measured_ = m;
+    return m;
+  }
+
+  double measure_copy_gbps() {
+    const cudaStream_t s = stream();
+    std::size_t bytes = std::size_t(1) << 30;  // 1 GiB each way, well beyond any L2
+    while (bytes > (std::size_t(64) << 20) &&
+           static_cast<std::int64_t>(2 * bytes) > free_memory_bytes())
+      bytes /= 2;
+    device_buffer src(bytes), dst(bytes);
+    fill_uniform(src.get(), dtype::fp32, static_cast<std::int64_t>(bytes / 4), 99, s);
+    for (int i = 0; i < 3; ++i) launch_copy16(src.get(), dst.get(), bytes, s);
+    std::vector<double> t;
+    for (int i = 0; i < 20; ++i) {
+      events_.start(s);
+      launch_copy16(src.get(), dst.get(), bytes, s);
+      t.push_back(events_.stop(s));
+    }
+    return 2.0 * static_cast<double>(bytes) / median(t) / 1e9;
+  }
+
+  std::optional<double> measure_gemm_tflops(const std::string& which) {
+    const cudaStream_t s = stream();
+    const bool f32 = which == "fp32" || which == "tf32";
+    const dtype t = f32 ? dtype::fp32 : (which == "fp16" ? dtype::fp16 : dtype::bf16);
+    const cudaDataType ct = f32 ? CUDA_R_32F : (which == "fp16" ? CUDA_R_16F : CUDA_R_16BF);
+    const cublasComputeType_t comp =
+        which == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const std::int64_t e = dtype_bytes(t);
+    std::int64_t n = 8192;  // or the largest power of two that fits
+    while (n > 1024 && 3 * n * n * e + (std::int64_t(256) << 20) > free_memory_bytes()) n /= 2;
+    if (3 * n * n * e > free_memory_bytes()) return std::nullopt;
+    device_buffer a(n * n * e), b(n * n * e), c(n * n * e);
+    fill_uniform(a.get(), t, n * n, 1, s);
+    fill_uniform(b.get(), t, n * n, 2, s);
+    cublasHandle_t h = nullptr;
+    ATTN_CUBLAS_CHECK(cublasCreate(&h));
+    std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> guard(
+        h, [](cublasHandle_t x) { cublasDestroy(x); });
+    ATTN_CUBLAS_CHECK(cublasSetStream(h, s));
+    const float one = 1.f, zero = 0.f;
+    const int ni = static_cast<int>(n);
+    auto gemm = [&] {
+      ATTN_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, a.get(), ct, ni,
+                                     b.get(), ct, ni, &zero, c.get(), ct, ni, comp,
+                                     CUBLAS_GEMM_DEFAULT));
+    };
+    for (int i = 0; i < 3; ++i) gemm();
+    std::vector<double> times;
+    for (int i = 0; i < 10; ++i) {
+      events_.start(s);
+      gemm();
+      times.push_back(events_.stop(s));
+    }
+    return 2.0 * double(n) * double(n) * double(n) / median(times) / 1e12;
+  }
+
+  // The static check's report (scripts/kernel_resources.py), when present:
+  // $ATTNBENCH_KERNEL_RESOURCES, else the build tree's kernel_resources.json.
+  static std::optional<nlohmann::json> kernel_resources() {
+    std::string path;
+    if (const char* env = std::getenv("ATTNBENCH_KERNEL_RESOURCES")) path = env;
+#ifdef ATTNBENCH_KERNEL_RESOURCES_JSON
+    if (path.empty()) path = ATTNBENCH_KERNEL_RESOURCES_JSON;
+#endif
+    if (path.empty()) return std::nullopt;
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+      nlohmann::json j = nlohmann::json::parse(in);
+      if (j.is_object() && j.contains("kernels")) return j["kernels"];
+      return j;
+    } catch (const nlohmann::json::exception&) {
+      return std::nullopt;
+    }
+  }
+
+  int dev_ = 0;
+  cudaDeviceProp prop_{};
+  int l2_bytes_ = 0;
+  device_buffer flush_;
+  unsigned flush_value_ = 1;
+  event_pair events_;
+  nvtxDomainHandle_t domain_ = nullptr;
+  nlohmann::json measured_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::unique_ptr<backend> make_cuda_backend() { return std::make_unique<cuda::cuda_backend>(); }
+
+}  // namespace attnbench
