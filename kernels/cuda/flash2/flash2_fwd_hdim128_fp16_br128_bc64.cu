@@ -1,0 +1,10 @@
+// Instantiation flash2_fwd_hdim128_fp16_br128_bc64: 8 warps (8 over rows x 1 over keys),
+// at least 1 CTA(s) per SM, Q fragments in registers.
+// Generated list: kernels/cuda/flash2/flash2_instances.cpp; resources: docs/flash2.md.
+#include "kernels/cuda/flash2/flash2_kernel.cuh"
+
+namespace attnbench::cuda {
+void launch_flash2_fwd_hdim128_fp16_br128_bc64(const flash2_params& prm, void* stream) {
+  launch_flash2_fwd<flash2_traits<128, 128, 64, 8, 1, __half, 1, true>>(prm, stream);
+}
+}  // namespace attnbench::cuda
