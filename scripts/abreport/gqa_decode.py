@@ -106,10 +106,12 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
                 k += f" B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} {e.mask}"
             return k + (f" [{e.run}]" if multi_run else "")
 
+        rstyle = style.run_styles([r.label for r in ds.runs])
         for k in sorted({key(e) for e in pts}):
             s = sorted((e for e in pts if key(e) == k), key=lambda e: e.Nkv)
-            h, = ax.plot([e.Nkv for e in s], [e.gbps for e in s], marker="o", markersize=4,
-                         color=colors[s[0].variant], label=k)
+            ls, mk = rstyle[s[0].run] if multi_run else ("-", "o")
+            h, = ax.plot([e.Nkv for e in s], [e.gbps for e in s], marker=mk, markersize=4,
+                         color=colors[s[0].variant], linestyle=ls, label=k)
             handles.setdefault(k, h)
             counts[k] = counts.get(k, 0) + len(s)
         ceiling_handles = []

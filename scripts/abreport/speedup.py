@@ -48,18 +48,22 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
     multi_shape = len({(e.B, e.H, e.Hkv) for e in pts}) > 1
     multi_run = len(ds.runs) > 1
     bases = _baseline_for(ds, baseline)
+    rstyle = style.run_styles([r.label for r in ds.runs])
     seqs = sorted({e.Nq for e in pts})
 
     # Speedup pairs: same run, same problem.
     base_time = {(e.run, e.problem_key): e.time_ms for e in pts if e.variant == bases[e.run]}
     ratios: dict[str, list[tuple[int, int, str, float]]] = {}
+    series_run: dict[str, str] = {}
     for e in pts:
         if e.variant == bases[e.run]:
             continue
         bt = base_time.get((e.run, e.problem_key))
         if bt is None:
             continue
-        ratios.setdefault(_series_key(e, multi_shape, multi_run), []).append((e.d, e.Nq, e.mask, bt / e.time_ms))
+        key = _series_key(e, multi_shape, multi_run)
+        ratios.setdefault(key, []).append((e.d, e.Nq, e.mask, bt / e.time_ms))
+        series_run[key] = e.run
 
     width, height = 4.0 * len(masks) + 2.6, 2.9 * len(d_vals) + 0.6
     base_names = ", ".join(sorted(set(bases.values())))
@@ -74,8 +78,9 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
         for key in sorted({_series_key(e, multi_shape, multi_run) for e in sel}):
             s = sorted((e for e in sel if _series_key(e, multi_shape, multi_run) == key), key=lambda e: e.Nq)
             v = s[0].variant
-            h, = ax.plot([e.Nq for e in s], [e.tflops for e in s], marker="o", markersize=3.5,
-                         color=colors[v], linestyle="--" if v == bases[s[0].run] else "-", label=key)
+            ls, mk = rstyle[s[0].run] if multi_run else ("--" if v == bases[s[0].run] else "-", "o")
+            h, = ax.plot([e.Nq for e in s], [e.tflops for e in s], marker=mk, markersize=3.5,
+                         color=colors[v], linestyle=ls, label=key)
             handles.setdefault(key, h)
             counts[key] = counts.get(key, 0) + len(s)
         _decorate(ax, d, m, seqs, "TFLOP/s", sel)
@@ -104,8 +109,9 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
                 continue
             any_pts = True
             v = key.split(" ")[0]
-            h, = ax.plot([n for n, _ in s], [r for _, r in s], marker="o", markersize=3.5,
-                         color=colors[v], label=key)
+            ls, mk = rstyle[series_run[key]] if multi_run else ("-", "o")
+            h, = ax.plot([n for n, _ in s], [r for _, r in s], marker=mk, markersize=3.5,
+                         color=colors[v], linestyle=ls, label=key)
             handles.setdefault(key, h)
             counts[key] = counts.get(key, 0) + len(s)
         _decorate(ax, d, m, seqs, f"speedup over {base_names} (×)", [None] if any_pts else [])

@@ -139,3 +139,11 @@ def top_right(fig: Figure):
     constrained layout makes room for them and they never cover a title."""
     axes = [a for a in fig.axes if a.get_visible()]
     return max(axes, key=lambda a: (a.get_position().y1, a.get_position().x1))
+
+
+RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
+
+
+def run_styles(labels) -> dict[str, tuple[str, str]]:
+    """(linestyle, marker) per run when several runs share a chart; colour stays the variant's."""
+    return {r: RUN_STYLES[i % len(RUN_STYLES)] for i, r in enumerate(labels)}
