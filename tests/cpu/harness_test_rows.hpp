@@ -17,7 +17,7 @@
 
 namespace attnbench::testing_rows {
 
-enum class mode { good, nan_output, throws, throws_sticky, huge };
+enum class mode { good, nan_output, throws, throws_sticky, huge, throws_in_timing, sticky_in_timing };
 
 class ref_runner final : public runner {
  public:
@@ -30,6 +30,9 @@ class ref_runner final : public runner {
   void run() override {
     if (mode_ == mode::throws) throw backend_error("test row: launch failed");
     if (mode_ == mode::throws_sticky) throw backend_error("test row: illegal address", true);
+    ++runs_;  // validation run, warm-up, then the timed ones
+    if (mode_ == mode::throws_in_timing && runs_ > 2) throw backend_error("test row: timeout in run 3");
+    if (mode_ == mode::sticky_in_timing && runs_ > 2) throw backend_error("test row: sticky in run 3", true);
     const auto rows = all_rows(p_);
     const reference_rows r = reference_softmax(in_, rows);
     for (std::size_t i = 0; i < r.o.size(); ++i) out_.o[i] = static_cast<float>(r.o[i]);
@@ -44,6 +47,7 @@ class ref_runner final : public runner {
   mode mode_;
   host_inputs in_;
   host_outputs out_;
+  int runs_ = 0;
 };
 
 inline variant make_row(std::string name, mode m) {
@@ -66,11 +70,13 @@ inline variant make_row(std::string name, mode m) {
   return v;
 }
 
-// good, nan, fail, sticky, huge
+// good, nan, fail, sticky, huge, late (fails inside the timing loop), late_sticky
 inline const std::vector<variant>& rows() {
   static const std::vector<variant> r = {make_row("t_good", mode::good), make_row("t_nan", mode::nan_output),
                                          make_row("t_fail", mode::throws), make_row("t_sticky", mode::throws_sticky),
-                                         make_row("t_huge", mode::huge)};
+                                         make_row("t_huge", mode::huge),
+                                         make_row("t_late", mode::throws_in_timing),
+                                         make_row("t_late_sticky", mode::sticky_in_timing)};
   return r;
 }
 

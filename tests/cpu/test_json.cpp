@@ -112,6 +112,25 @@ TEST(json_output, skipped_failed_and_nan_entries) {
     for (const char* f : entry_fields) EXPECT_TRUE(e.contains(f)) << name << " " << f;
 }
 
+TEST(json_output, errors_inside_the_timing_loop) {
+  auto be = make_cpu_backend();
+  const auto configs = tiny(testing_rows::rows(), {"t_late", "t_late_sticky"}, "none");
+  ASSERT_EQ(configs.size(), 2u);
+  reference_cache cache;
+  sweep_options opt = quick_options();
+  opt.rep_time_s = 1e-9;  // one iteration per repetition: run 3 falls inside the timing loop
+  const measurement late = run_configuration(*be, configs[0], cache, opt);
+  EXPECT_EQ(late.status, "failed");
+  EXPECT_EQ(late.message, "test row: timeout in run 3");
+  EXPECT_FALSE(late.sticky);
+  const json e = make_entry(configs[0], late);
+  EXPECT_LT(e["rel_err"].get<double>(), 1e-6);  // validated before the failure
+  EXPECT_TRUE(e["time_ms"].is_null());
+  const measurement sticky = run_configuration(*be, configs[1], cache, opt);
+  EXPECT_EQ(sticky.status, "failed");
+  EXPECT_TRUE(sticky.sticky);
+}
+
 TEST(json_output, sticky_error_stops_the_sweep_after_logging) {
   auto be = make_cpu_backend();
   const auto configs = tiny(testing_rows::rows(), {"t_good", "t_sticky"}, "none,causal");
