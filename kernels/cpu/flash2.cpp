@@ -10,6 +10,10 @@
 // h / (H / Hkv), no copy. Expected bottleneck: math (the two tile products
 // and the exp of every visited score); traffic is Q + O once and K/V once per
 // query tile, i.e. (Nq/Br) reads of K/V per head.
+// Measured (2 Zen 4 cores, B=1 H=8 N=2048 d=64, 64x64 tiles, machine shared
+// with builds): 0.45-0.55x the time of NumPy's unfused softmax(QK^T/sqrt d)V
+// timed in the same run (scripts/cpu_vs_numpy.py). Profile: the two tile
+// products ~55%, exp ~14%, K/V tile copies ~13%.
 #include <cmath>
 #include <limits>
 #include <vector>
