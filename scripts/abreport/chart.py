@@ -28,8 +28,8 @@ class Built:
         self.charts += other.charts
         self.notes += other.notes
 
-    def save(self, out_dir: str, close: bool = True) -> None:
+    def save(self, out_dir: str, close: bool = True, formats: tuple[str, ...] = style.FORMATS) -> None:
         for c in self.charts:
-            c.paths = style.save(c.fig, out_dir, c.stem)
+            c.paths = style.save(c.fig, out_dir, c.stem, formats)
             if close:
                 style.close(c.fig)

@@ -45,6 +45,19 @@ CHART_HELP = {
 }
 
 
+def _formats(text: str) -> tuple[str, ...]:
+    fs = tuple(f.strip().lower() for f in text.split(",") if f.strip())
+    bad = [f for f in fs if f not in ("png", "svg")]
+    if not fs or bad:
+        raise argparse.ArgumentTypeError(f"expected png, svg or png,svg, got '{text}'")
+    return fs
+
+
+def _formats_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--formats", type=_formats, default=("png", "svg"), metavar="png,svg",
+                   help="image formats to write (default png,svg)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Charts, Markdown reports and run comparison "
                                 "from attnbench JSON (docs/charts.md).")
@@ -56,12 +69,14 @@ def parser() -> argparse.ArgumentParser:
                    help="output folder (one input); with several inputs, DIR/<run name>/ each plus DIR/index.md")
     r.add_argument("--baseline", metavar="VARIANT",
                    help="speedup baseline (default: cublas_unfused on cuda runs, naive on cpu runs)")
+    _formats_arg(r)
 
     for name, helptext in CHART_HELP.items():
         c = sub.add_parser(name, help=helptext)
         c.add_argument("inputs", nargs="+", metavar="RUN",
                        help="attnbench JSON or .log.jsonl; several are charted together")
         c.add_argument("--out", required=True, metavar="DIR", help="output folder for PNG and SVG")
+        _formats_arg(c)
         if name == "speedup":
             c.add_argument("--baseline", metavar="VARIANT",
                            help="baseline variant (default: cublas_unfused on cuda runs, naive on cpu runs)")
@@ -94,7 +109,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     runs = [load_run(p) for p in args.inputs]  # validate everything before writing anything
     from . import report
     if len(runs) == 1:
-        path, _ = report.write(Dataset(runs=runs), args.out, args.baseline)
+        path, _ = report.write(Dataset(runs=runs), args.out, args.baseline, args.formats)
         print(path)
         return 0
     index = ["# attnbench reports", ""]
@@ -104,7 +119,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         while sub in used:
             sub += "_"
         used.add(sub)
-        path, _ = report.write(Dataset(runs=[run]), os.path.join(args.out, sub), args.baseline)
+        path, _ = report.write(Dataset(runs=[run]), os.path.join(args.out, sub), args.baseline, args.formats)
         index.append(f"- [{run.label}]({sub}/report.md) — {run.device} ({run.backend}), commit {run.commit}")
         print(path)
     with open(os.path.join(args.out, "index.md"), "w", encoding="utf-8") as f:
@@ -115,7 +130,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_chart(args: argparse.Namespace) -> int:
     ds = _load(args.inputs)
     built = _charts(args.cmd)(ds, args)
-    built.save(args.out)
+    built.save(args.out, formats=args.formats)
     for n in built.notes:
         _note(n)
     for c in built.charts:

@@ -238,21 +238,25 @@ def render(ds: Dataset, built: Built, out_dir: str) -> str:
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:
-        png = next((p for p in c.paths if p.endswith(".png")), f"{c.stem}.png")
-        svg = next((p for p in c.paths if p.endswith(".svg")), f"{c.stem}.svg")
-        lines += [f"### {c.title}", "", caption(c.stem), "",
-                  f"![{c.title}]({os.path.relpath(png, out_dir)})", "",
-                  f"[SVG]({os.path.relpath(svg, out_dir)})", ""]
+        png = next((p for p in c.paths if p.endswith(".png")), None)
+        svg = next((p for p in c.paths if p.endswith(".svg")), None)
+        lines += [f"### {c.title}", "", caption(c.stem), ""]
+        if png:
+            lines += [f"![{c.title}]({os.path.relpath(png, out_dir)})", ""]
+        if svg:
+            lines += [f"[SVG]({os.path.relpath(svg, out_dir)})" if png else
+                      f"![{c.title}]({os.path.relpath(svg, out_dir)})", ""]
     if built.notes:
         lines += ["Not drawn:", ""] + [f"- {n}" for n in built.notes] + [""]
     lines += ["## Skipped and failed", ""] + _not_run(ds) + [""]
     return "\n".join(lines)
 
 
-def write(ds: Dataset, out_dir: str, baseline: Optional[str] = None) -> tuple[str, Built]:
+def write(ds: Dataset, out_dir: str, baseline: Optional[str] = None,
+          formats: tuple[str, ...] = ("png", "svg")) -> tuple[str, Built]:
     """Draws every chart into out_dir and writes out_dir/report.md beside them."""
     built = build_all(ds, baseline)
-    built.save(out_dir)
+    built.save(out_dir, formats=formats)
     path = os.path.join(out_dir, "report.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write(render(ds, built, out_dir))

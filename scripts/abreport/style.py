@@ -89,12 +89,12 @@ def fmt_num(x: float) -> str:
     return f"{x:.2g}"
 
 
-def save(fig: Figure, out_dir: str, stem: str) -> list[str]:
+def save(fig: Figure, out_dir: str, stem: str, formats: tuple[str, ...] = FORMATS) -> list[str]:
     """Writes stem.png and stem.svg into out_dir; returns the paths. Closes nothing:
     callers (tests) may still inspect the figure; `close` releases it."""
     os.makedirs(out_dir, exist_ok=True)
     paths = []
-    for ext in FORMATS:
+    for ext in formats:
         p = os.path.join(out_dir, f"{stem}.{ext}")
         fig.savefig(p, format=ext, bbox_inches="tight", pad_inches=0.15,
                     metadata={"Date": None} if ext == "svg" else None)

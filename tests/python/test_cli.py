@@ -66,3 +66,8 @@ def test_internal_errors_are_one_line(tmp_path, fx, monkeypatch, capsys):
     assert cli_mod.main(["roofline", fx("cpu_small.json"), "--out", str(tmp_path)]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal: ValueError: bad thing" in err
+
+
+def test_bad_formats_option_exits_2(cli, fx, tmp_path):
+    r = cli("roofline", fx("cpu_small.json"), "--out", str(tmp_path), "--formats", "gif")
+    assert r.returncode == 2 and "expected png, svg" in r.stderr

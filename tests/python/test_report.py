@@ -55,8 +55,9 @@ def test_cpu_report(load, tmp_path):
 
 def test_best_row_numbers_match_the_roofline_definition(load, tmp_path):
     ds = load("cuda_multi.json")
-    path, _ = report.write(ds, str(tmp_path))
+    path, _ = report.write(ds, str(tmp_path), formats=("png",))
     md = open(path).read()
+    assert "[SVG]" not in md
     rows = {(r[0], r[1]): r for r in _table_rows(md, "| variant | dtype |")}
     assert len(rows) == 9  # 3 variants x 3 dtypes
     best = max((e for e in ds.ok_entries if e.variant == "flash2" and e.dtype == "fp16"), key=lambda e: e.tflops)
@@ -78,7 +79,8 @@ def test_report_with_measured_bytes_embeds_model_chart(load, tmp_path):
 
 
 def test_report_without_ceilings_says_so(load, tmp_path):
-    path, _ = report.write(load("cpu_no_ceilings.json"), str(tmp_path))
+    path, _ = report.write(load("cpu_no_ceilings.json"), str(tmp_path), formats=("svg",))
+    assert "![Roofline (fp32)](roofline_fp32.svg)" in open(path).read()
     md = open(path).read()
     assert "No ceilings in this run's context" in md
     assert "n/a (no ceilings)" in md
@@ -96,7 +98,7 @@ def test_roof_arithmetic():
 
 
 def test_report_cli_several_runs_writes_index(cli, fx, tmp_path):
-    r = cli("report", fx("cpu_small.json"), fx("cuda_ncu.json"), "--out", str(tmp_path))
+    r = cli("report", fx("cpu_small.json"), fx("cuda_ncu.json"), "--out", str(tmp_path), "--formats", "png,svg")
     assert r.returncode == 0, r.stderr
     index = (tmp_path / "index.md").read_text()
     assert "[cpu_small](cpu_small/report.md)" in index and "[cuda_ncu](cuda_ncu/report.md)" in index
@@ -105,6 +107,6 @@ def test_report_cli_several_runs_writes_index(cli, fx, tmp_path):
 
 
 def test_results_log_report(cli, fx, tmp_path):
-    r = cli("report", fx("cpu_small.log.jsonl"), "--out", str(tmp_path))
+    r = cli("report", fx("cpu_small.log.jsonl"), "--out", str(tmp_path), "--formats", "png")
     assert r.returncode == 0, r.stderr
     assert "| entries | 20 ok, 0 skipped, 0 failed |" in (tmp_path / "report.md").read_text()
