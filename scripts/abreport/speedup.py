@@ -24,9 +24,32 @@ def _series_key(e: Entry, multi_shape: bool, multi_run: bool) -> str:
     return k
 
 
-def _grid(fig, ds_vals: list[int], masks: list[str]):
-    axes = fig.subplots(len(ds_vals), len(masks), squeeze=False, sharex=True, sharey=True)
-    return {(d, m): axes[i][j] for i, d in enumerate(ds_vals) for j, m in enumerate(masks)}, axes
+MAX_COLS = 3
+
+
+def _layout(d_vals: list[int], masks: list[str]) -> tuple[int, int]:
+    """Rows = head dims and columns = masks while that fits; else the panels wrap at MAX_COLS."""
+    if len(masks) <= MAX_COLS:
+        return len(d_vals), len(masks)
+    n = len(d_vals) * len(masks)
+    return (n + MAX_COLS - 1) // MAX_COLS, MAX_COLS
+
+
+def _grid(fig, d_vals: list[int], masks: list[str]):
+    """Panels keyed by (d, mask), and the axes that carry the x label (bottom of each column)."""
+    nrows, ncols = _layout(d_vals, masks)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
+    keys = [(d, m) for d in d_vals for m in masks]
+    flat = list(axes.flat)
+    for ax in flat[len(keys):]:
+        ax.set_visible(False)
+    panels = dict(zip(keys, flat))
+    bottom = [max((a for a in panels.values() if a.get_subplotspec().colspan.start == c),
+                  key=lambda a: a.get_subplotspec().rowspan.start) for c in range(ncols)
+              if any(a.get_subplotspec().colspan.start == c for a in panels.values())]
+    for ax in bottom:  # a wrapped grid's last row may be short: its column's x labels stay visible
+        ax.xaxis.set_tick_params(labelbottom=True)
+    return panels, bottom
 
 
 def _baseline_for(ds: Dataset, baseline: Optional[str]) -> dict[str, str]:
@@ -65,7 +88,8 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
         ratios.setdefault(key, []).append((e.d, e.Nq, e.mask, bt / e.time_ms))
         series_run[key] = e.run
 
-    width, height = 4.0 * len(masks) + 2.6, 2.9 * len(d_vals) + 0.6
+    nrows, ncols = _layout(d_vals, masks)
+    width, height = 4.0 * ncols + 2.6, 2.9 * nrows + 0.6
     base_names = ", ".join(sorted(set(bases.values())))
 
     # TFLOP/s against sequence length
@@ -84,7 +108,7 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
             handles.setdefault(key, h)
             counts[key] = counts.get(key, 0) + len(s)
         _decorate(ax, d, m, seqs, "TFLOP/s", sel)
-    for ax in axes[-1]:
+    for ax in axes:
         ax.set_xlabel("sequence length N (= Nq = Nkv)")
     fig.suptitle(f"TFLOP/s vs sequence length — {ds.title_suffix(dtype)}")
     style.section_legend(style.top_right(fig), [("variant", [handles[k] for k in sorted(handles)])])
@@ -115,7 +139,7 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
             handles.setdefault(key, h)
             counts[key] = counts.get(key, 0) + len(s)
         _decorate(ax, d, m, seqs, f"speedup over {base_names} (×)", [None] if any_pts else [])
-    for ax in axes[-1]:
+    for ax in axes:
         ax.set_xlabel("sequence length N (= Nq = Nkv)")
     fig.suptitle(f"Speedup over {base_names} (time ratio, >1 = faster) — {ds.title_suffix(dtype)}")
     base_handle = Line2D([], [], color="#7F7F7F", linestyle="--", label=f"{base_names} = 1")
