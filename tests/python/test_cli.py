@@ -71,3 +71,11 @@ def test_internal_errors_are_one_line(tmp_path, fx, monkeypatch, capsys):
 def test_bad_formats_option_exits_2(cli, fx, tmp_path):
     r = cli("roofline", fx("cpu_small.json"), "--out", str(tmp_path), "--formats", "gif")
     assert r.returncode == 2 and "expected png, svg" in r.stderr
+
+
+def test_unwritable_output_exits_2_with_one_line(cli, fx, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = cli("roofline", fx("cpu_small.json"), "--out", str(blocker / "sub"), "--formats", "png")
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"attnbench_report: error: {blocker / 'sub'}: Not a directory"]
