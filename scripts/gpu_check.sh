@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# One-shot GPU check (docs/gpu.md): on a machine with an NVIDIA GPU and the
+# CUDA toolkit, and no network, configure for the local GPU, build with every
+# core, run the static kernel checks and the `gpu` tests, measure the
+# ceilings, run the quick sweep on the cuda backend, and write logs, JSON and
+# a summary table into OUT_DIR, printing the summary last.
+#
+#   scripts/gpu_check.sh OUT_DIR
+#
+# Dependencies come from the system, or from .debs/root (Debian packages that
+# scripts/fetch_debs.sh unpacks on a networked machine; carry .debs/root and
+# .debs/bin to the GPU machine). Budget: 8 minutes on one H200 with 16 cores.
+# Environment: GPU_CHECK_SWEEP_ARGS (extra sweep arguments, default
+# "--dtype bf16 --reps 5"), GPU_CHECK_BUILD_DIR (default build-gpu),
+# GPU_CHECK_TEST_TIMEOUT (seconds per test, default 120).
+set -uo pipefail
+if [[ $# -ne 1 ]]; then
+  echo "usage: scripts/gpu_check.sh OUT_DIR" >&2
+  exit 2
+fi
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$1" || exit 2
+out="$(cd "$1" && pwd)"
+build="${GPU_CHECK_BUILD_DIR:-$root/build-gpu}"
+sweep_args=(${GPU_CHECK_SWEEP_ARGS:---dtype bf16 --reps 5})
+test_timeout="${GPU_CHECK_TEST_TIMEOUT:-120}"
+t_start=$(date +%s)
+status_file="$out/steps.tsv"
+: > "$status_file"
+
+say() { echo "gpu_check [$(( $(date +%s) - t_start ))s] $*" >&2; }
+# step NAME LOG TIMEOUT_S CMD...: runs CMD with a time limit, logs, records status.
+# Every step also stops at the overall deadline (GPU_CHECK_BUDGET_S, default 470 s).
+deadline=$(( t_start + ${GPU_CHECK_BUDGET_S:-470} ))
+step() {
+  local name="$1" log="$2" limit="$3"; shift 3
+  local t0=$(date +%s)
+  local left=$(( deadline - t0 ))
+  (( left < limit )) && limit=$left
+  (( limit < 5 )) && limit=5
+  say "$name ..."
+  timeout --kill-after=10 "$limit" "$@" > "$log" 2>&1
+  local rc=$?
+  local dt=$(( $(date +%s) - t0 ))
+  local st=ok
+  [[ $rc -ne 0 ]] && st="failed(rc=$rc)"
+  [[ $rc -eq 124 || $rc -eq 137 ]] && st="timeout(${limit}s)"
+  printf '%s\t%s\t%ss\t%s\n' "$name" "$st" "$dt" "${log#$out/}" >> "$status_file"
+  say "$name: $st in ${dt}s (log ${log#$out/})"
+  return $rc
+}
+
+# ---- environment -----------------------------------------------------------------
+{
+  date -u
+  nvidia-smi 2>&1 || echo "nvidia-smi failed"
+  command -v nvcc >/dev/null && nvcc --version || echo "no nvcc on PATH"
+  cmake --version | head -1; ninja --version; python3 --version
+} > "$out/env.txt" 2>&1
+# GPU_CHECK_ALLOW_NO_GPU=1 runs every step anyway (to test this script on a
+# machine without a GPU: the gpu tests then skip and the cuda steps fail).
+if ! nvidia-smi -L > /dev/null 2>&1 && [[ "${GPU_CHECK_ALLOW_NO_GPU:-0}" != 1 ]]; then
+  echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed); see $out/env.txt" >&2
+  exit 1
+fi
+[[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
+
+cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNBENCH_CUDA=ON)
+carried="$root/.debs/root/usr"
+if [[ -d "$carried" ]]; then
+  arch_lib="$carried/lib/x86_64-linux-gnu"
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$carried"
+               -DATTNBENCH_CBLAS_INCLUDE="$carried/include/x86_64-linux-gnu/openblas-pthread")
+  export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  say "using carried Debian packages in .debs/root"
+else
+  say "no .debs/root: using system packages (scripts/fetch_debs.sh prepares it elsewhere)"
+fi
+[[ -x "$root/.debs/bin/cuobjdump" ]] && export CUOBJDUMP="$root/.debs/bin/cuobjdump"
+
+# ---- configure + build -----------------------------------------------------------------
+if ! step configure "$out/configure.log" 90 cmake "${cmake_args[@]}"; then
+  echo "gpu_check: configure failed (tail of $out/configure.log):" >&2
+  tail -20 "$out/configure.log" >&2
+  exit 1
+fi
+grep -E "architectures|CUDA backend" "$out/configure.log" | sed 's/^-- /gpu_check: /' >&2
+if ! step build "$out/build.log" 240 cmake --build "$build" -j "$(nproc)"; then
+  echo "gpu_check: build failed (tail of $out/build.log):" >&2
+  tail -30 "$out/build.log" >&2
+  exit 1
+fi
+bin="$build/bin/attnbench"
+if ! "$bin" backend --backend cuda > "$out/backend.txt" 2>&1; then
+  echo "gpu_check: the built binary cannot use the GPU:" >&2
+  cat "$out/backend.txt" >&2
+fi
+
+# ---- static checks, GPU tests ------------------------------------------------------------
+step static "$out/static.log" 60 ctest --test-dir "$build" -L static --output-on-failure
+cp -f "$build/kernel_resources.json" "$out/" 2>/dev/null
+step gpu_tests "$out/gpu_tests.log" 150 ctest --test-dir "$build" -L gpu --output-on-failure \
+  --timeout "$test_timeout" -j 1 --output-junit "$out/gpu_tests.xml"
+
+# ---- ceilings, quick sweep ------------------------------------------------------------------
+step ceilings "$out/ceilings.txt" 60 "$bin" ceilings --backend cuda
+export ATTNBENCH_BIN="$bin"
+step sweep "$out/sweep.log" 300 "$root/scripts/resume_sweep.sh" \
+  --preset quick --backend cuda --out "$out/quick.json" "${sweep_args[@]}"
+
+# ---- summary ------------------------------------------------------------------------------
+python3 - "$out" > "$out/summary.txt" 2>&1 <<'PY'
+import json, os, re, sys
+from collections import defaultdict
+out = sys.argv[1]
+lines = []
+env = open(os.path.join(out, "env.txt"), errors="replace").read()
+gpu = re.search(r"GPU 0: ([^(\n]+)", env)
+lines.append(f"device: {gpu.group(1).strip() if gpu else 'unknown'}")
+for row in open(os.path.join(out, "steps.tsv")):
+    name, st, dt, log = row.rstrip("\n").split("\t")
+    lines.append(f"step {name:10s} {st:18s} {dt:>5s}  {log}")
+tests = os.path.join(out, "gpu_tests.log")
+if os.path.exists(tests):
+    m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", open(tests, errors="replace").read())
+    skipped = open(tests, errors="replace").read().count("***Skipped")
+    if m:
+        lines.append(f"gpu tests: {int(m.group(3)) - int(m.group(2)) - skipped} passed, "
+                     f"{m.group(2)} failed, {skipped} skipped of {m.group(3)}")
+kr = os.path.join(out, "kernel_resources.json")
+if os.path.exists(kr):
+    ks = json.load(open(kr)).get("kernels", [])
+    spills = sum(1 for k in ks if k["spill_store_bytes"] or k["spill_load_bytes"])
+    lines.append(f"kernels: {len(ks)} kernel/arch entries, {spills} with spills, "
+                 f"max registers {max((k['registers'] for k in ks), default=0)}")
+ceil = os.path.join(out, "quick.json")
+doc = None
+if os.path.exists(ceil):
+    doc = json.load(open(ceil))
+elif os.path.exists(ceil + ".log.jsonl"):  # sweep cut short: its results log
+    lines.append("sweep incomplete: summary from quick.json.log.jsonl")
+    doc = {"benchmarks": [json.loads(l) for l in open(ceil + ".log.jsonl") if l.strip().startswith("{")]}
+if doc is not None:
+    c = doc.get("context", {}).get("ceilings", {})
+    meas, theo = c.get("measured", {}), c.get("theoretical", {})
+    if meas:
+        tf = meas.get("tflops", {})
+        lines.append("ceilings measured: {:.0f} GB/s; TFLOP/s ".format(meas.get("bandwidth_gbps", 0)) +
+                     " ".join(f"{k} {v:.1f}" for k, v in tf.items()))
+    if theo:
+        tf = theo.get("tflops", {})
+        lines.append("ceilings theoretical: {:.0f} GB/s; TFLOP/s ".format(theo.get("bandwidth_gbps", 0)) +
+                     " ".join(f"{k} {v:.1f}" for k, v in tf.items()))
+    per = defaultdict(lambda: {"tf": 0.0, "gb": 0.0, "err": 0.0, "ok": 0, "skip": 0, "fail": 0, "bad": 0})
+    for b in doc.get("benchmarks", []):
+        v = per[b.get("variant", "?")]
+        st = b.get("status", "failed" if b.get("error_occurred") else "ok")
+        if st == "skipped":
+            v["skip"] += 1
+            continue
+        if st != "ok":
+            v["fail"] += 1
+            continue
+        v["ok"] += 1
+        v["tf"] = max(v["tf"], b.get("tflops") or 0.0)
+        v["gb"] = max(v["gb"], b.get("gbps") or 0.0)
+        err = b.get("rel_err")
+        if err is None:
+            v["bad"] += 1
+        else:
+            v["err"] = max(v["err"], err)
+        if b.get("err_ok") is False:
+            v["bad"] += 1
+    lines.append("")
+    lines.append(f"{'variant':20s} {'best TFLOP/s':>12s} {'best GB/s':>10s} {'max rel err':>11s} "
+                 f"{'ok/skip/fail':>13s}  result")
+    for name in sorted(per):
+        v = per[name]
+        res = "PASS" if v["fail"] == 0 and v["bad"] == 0 and v["ok"] > 0 else (
+            "none run" if v["ok"] == 0 and v["fail"] == 0 else "FAIL")
+        lines.append(f"{name:20s} {v['tf']:12.2f} {v['gb']:10.1f} {v['err']:11.2e} "
+                     f"{v['ok']:>5d}/{v['skip']}/{v['fail']:<4d}  {res}")
+else:
+    lines.append("no sweep result (quick.json): see sweep.log")
+print("\n".join(lines))
+PY
+say "done in $(( $(date +%s) - t_start ))s; outputs in $out"
+echo
+cat "$out/summary.txt"
+if grep -qv $'\tok\t' "$status_file"; then exit 1; fi
+exit 0
