@@ -181,10 +181,11 @@ sweep_spec load_sweep_file(const std::string& path) {
   return parse_sweep_json(j, path);
 }
 
-json to_json(const sweep_spec& s) {
-  json groups = json::array();
+nlohmann::ordered_json to_json(const sweep_spec& s) {
+  using ojson = nlohmann::ordered_json;
+  ojson groups = ojson::array();
   for (const auto& g : s.groups) {
-    json o;
+    ojson o;
     o["name"] = g.name;
     const auto& a = g.axes;
     if (!a.variant.empty()) o["variant"] = a.variant;
@@ -194,7 +195,7 @@ json to_json(const sweep_spec& s) {
     if (!a.batch.empty()) o["batch"] = a.batch;
     if (!a.heads.empty()) o["heads"] = a.heads;
     if (!a.kv_heads.empty()) {
-      json l = json::array();
+      ojson l = ojson::array();
       for (const auto& k : a.kv_heads) {
         if (k.value > 0) l.push_back(k.value);
         else l.push_back(k.text());
@@ -203,23 +204,26 @@ json to_json(const sweep_spec& s) {
     }
     if (!a.head_dim.empty()) o["head-dim"] = a.head_dim;
     if (!a.block.empty()) {
-      json l = json::array();
+      ojson l = ojson::array();
       for (const auto& b : a.block) l.push_back(fmt::format("{}x{}", b.br, b.bc));
       o["block"] = l;
     }
     if (!a.mask.empty()) {
-      json l = json::array();
+      ojson l = ojson::array();
       for (const auto& m : a.mask) l.push_back(to_string(m));
       o["mask"] = l;
     }
     if (!a.type.empty()) {
-      json l = json::array();
+      ojson l = ojson::array();
       for (auto t : a.type) l.push_back(std::string(to_string(t)));
       o["dtype"] = l;
     }
     groups.push_back(o);
   }
-  return {{"name", s.name}, {"groups", groups}};
+  ojson out;
+  out["name"] = s.name;
+  out["groups"] = groups;
+  return out;
 }
 
 void apply_overrides(sweep_spec& s, const sweep_axes& o) {

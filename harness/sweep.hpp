@@ -77,7 +77,8 @@ sweep_spec make_preset(std::string_view name);  // throws input_error for unknow
 // head-dim, block, mask, dtype, variant); '_' may replace '-'.
 sweep_spec parse_sweep_json(const nlohmann::json& j, const std::string& source);
 sweep_spec load_sweep_file(const std::string& path);
-nlohmann::json to_json(const sweep_spec& s);
+// Keys in reading order (name, groups; each group's name first).
+nlohmann::ordered_json to_json(const sweep_spec& s);
 
 // CLI overrides replace the same axis in every group (--seq also clears nq/nkv).
 void apply_overrides(sweep_spec& s, const sweep_axes& overrides);

@@ -147,7 +147,7 @@ TEST(sweep, sweep_file_round_trip_and_errors) {
   const auto c = expand(s, testing_rows::rows(), backend_kind::cpu);
   EXPECT_EQ(c.size(), 2u * 2 + 2);
   // to_json / parse_sweep_json round trip gives the same configurations.
-  const auto again = expand(parse_sweep_json(to_json(s), "x"), testing_rows::rows(), backend_kind::cpu);
+  const auto again = expand(parse_sweep_json(nlohmann::json::parse(to_json(s).dump()), "x"), testing_rows::rows(), backend_kind::cpu);
   ASSERT_EQ(again.size(), c.size());
   for (std::size_t i = 0; i < c.size(); ++i) EXPECT_EQ(again[i].name, c[i].name);
   // A bare list of groups works too.
