@@ -81,57 +81,81 @@ def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
                  summary={"dtype": dtype, "points": counts, "rows": len(shapes), "measured": any_measured})
 
 
+SHAPE_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"),
+                ((0, (1, 3)), "P"), ((0, (8, 3)), "X"), ((0, (3, 1, 1, 1, 1, 1)), "*"))
+
+
+def _decode_shape(e: Entry) -> str:
+    return f"B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} {e.mask}"
+
+
 def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
     es = [e for e in ds.entries if e.ok and e.dtype == dtype and e.Nq <= DECODE_MAX_NQ]
     if not es:
         return None
     colors = style.variant_colors(e.variant for e in ds.ok_entries)
     d_vals = sorted({e.d for e in es})
-    fig = style.new_figure(5.2 * len(d_vals) + 2.4, 4.2)
+    best = best_by(es, key=lambda e: (e.run, e.variant, e.problem_key))
+    pts_all = list(best.values())
+    # colour = variant; line style + marker = problem shape (B, H, Hkv, Nq, mask), or run
+    shapes = sorted({_decode_shape(e) for e in pts_all})
+    runs = [r.label for r in ds.runs]
+    multi_shape, multi_run = len(shapes) > 1, len(runs) > 1
+    shape_style = {sh: SHAPE_STYLES[i % len(SHAPE_STYLES)] for i, sh in enumerate(shapes)}
+    run_style = style.run_styles(runs)
+
+    def line_style(e: Entry) -> tuple:
+        if multi_shape:
+            ls, mk = shape_style[_decode_shape(e)]
+            return (run_style[e.run][0] if multi_run else ls), mk
+        return run_style[e.run] if multi_run else ("-", "o")
+
+    fig = style.new_figure(5.2 * len(d_vals) + 2.6, 4.4)
     axes = fig.subplots(1, len(d_vals), squeeze=False, sharey=True)[0]
     ceil = ds.ceilings
-    handles: dict[str, Line2D] = {}
     counts: dict[str, int] = {}
-    ceiling_handles = []
+    ceiling_handles: list = []
+    gb = [e.gbps for e in pts_all if e.gbps > 0]
+    ceil_vals = [cs.bandwidth_gbps for cs in (ceil.measured, ceil.theoretical) if cs.bandwidth_gbps]
+    span = max(gb + ceil_vals) / max(min(gb + ceil_vals), 1e-12) if gb else 1.0
+    log_y = span > 20  # a cache-resident outlier would flatten everything else on a linear axis
     for ax, d in zip(axes, d_vals):
-        sel = [e for e in es if e.d == d]
-        best = best_by(sel, key=lambda e: (e.run, e.variant, e.problem_key))
-        pts = list(best.values())
-        multi = len({(e.B, e.H, e.Hkv, e.Nq, e.mask) for e in pts}) > 1
-        multi_run = len(ds.runs) > 1
-
-        def key(e: Entry) -> str:
-            k = e.variant
-            if multi:
-                k += f" B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} {e.mask}"
-            return k + (f" [{e.run}]" if multi_run else "")
-
-        rstyle = style.run_styles([r.label for r in ds.runs])
-        for k in sorted({key(e) for e in pts}):
-            s = sorted((e for e in pts if key(e) == k), key=lambda e: e.Nkv)
-            ls, mk = rstyle[s[0].run] if multi_run else ("-", "o")
-            h, = ax.plot([e.Nkv for e in s], [e.gbps for e in s], marker=mk, markersize=4,
-                         color=colors[s[0].variant], linestyle=ls, label=k)
-            handles.setdefault(k, h)
-            counts[k] = counts.get(k, 0) + len(s)
+        pts = [e for e in pts_all if e.d == d]
+        for k in sorted({(e.variant, _decode_shape(e), e.run) for e in pts}):
+            s = sorted((e for e in pts if (e.variant, _decode_shape(e), e.run) == k), key=lambda e: e.Nkv)
+            ls, mk = line_style(s[0])
+            ax.plot([e.Nkv for e in s], [e.gbps for e in s], marker=mk, markersize=4, color=colors[k[0]],
+                    linestyle=ls, label=" ".join(k))
+            counts[k[0]] = counts.get(k[0], 0) + len(s)
         ceiling_handles = []
         for cs, kind, ls in ((ceil.measured, "measured", "-"), (ceil.theoretical, "theoretical", "--")):
             if cs.bandwidth_gbps:
-                ceiling_handles.append(ax.axhline(cs.bandwidth_gbps, color="#333333", linestyle=ls, linewidth=1.3,
+                ceiling_handles.append(ax.axhline(cs.bandwidth_gbps, color="#B22222", linestyle=ls, linewidth=1.4,
                                                   label=f"{kind} copy bandwidth {style.fmt_num(cs.bandwidth_gbps)} GB/s"))
-        nkvs = sorted({e.Nkv for e in pts})
         ax.set_xscale("log", base=2)
-        style.plain_log_ticks(ax, "x", nkvs)
+        style.plain_log_ticks(ax, "x", sorted({e.Nkv for e in pts}))
         ax.set_xlabel("KV length Nkv")
         ax.set_ylabel("achieved GB/s (modeled bytes / time)")
         ax.set_title(f"d = {d}, Nq ≤ {DECODE_MAX_NQ}")
-        top = max([e.gbps for e in pts] + [h.get_ydata()[0] for h in ceiling_handles])
-        ax.set_ylim(0, top * 1.15)
-    sections = [("variant", [handles[k] for k in sorted(handles)]), ("ceiling", ceiling_handles)]
+    if log_y:
+        for ax in axes:
+            ax.set_yscale("log")
+        style.plain_log_ticks(axes[0], "y")
+    else:
+        axes[0].set_ylim(0, max(gb + ceil_vals) * 1.15)
+    variant_handles = [Line2D([], [], color=colors[v], linewidth=2.5, label=v) for v in sorted(counts)]
+    sections = [("variant", variant_handles)]
+    if multi_shape:
+        sections.append(("problem", [Line2D([], [], color="#555555", linestyle=shape_style[sh][0],
+                                            marker=shape_style[sh][1], markersize=4, label=sh) for sh in shapes]))
+    if multi_run:
+        sections.append(("run", [Line2D([], [], color="#555555", linestyle=run_style[r][0],
+                                        marker=run_style[r][1] if not multi_shape else None, label=r) for r in runs]))
+    sections.append(("ceiling", ceiling_handles))
     style.section_legend(style.top_right(fig), sections)
     fig.suptitle(f"Decode bandwidth vs KV length — {ds.title_suffix(dtype)}")
     return Chart(stem=f"decode_{dtype}", title=f"Decode GB/s vs Nkv ({dtype})", fig=fig,
-                 summary={"dtype": dtype, "points": counts,
+                 summary={"dtype": dtype, "points": counts, "shapes": shapes, "log_y": log_y,
                           "ceilings": [h.get_label() for h in ceiling_handles]})
 
 

@@ -78,8 +78,8 @@ def plain_log_ticks(ax, axis: str = "x", values: Iterable[float] | None = None, 
 def fmt_num(x: float) -> str:
     if x == 0:
         return "0"
-    if abs(x) >= 1e4 and float(x).is_integer() and int(x) % 1024 == 0:
-        return f"{int(x) // 1024}k"
+    if abs(x) >= 1024 and float(x).is_integer() and int(x) % 1024 == 0:
+        return f"{int(x) // 1024}k"  # sequence lengths: 1k, 4k, 64k
     if abs(x) >= 1000:
         return f"{x:,.0f}"
     if abs(x) >= 100:

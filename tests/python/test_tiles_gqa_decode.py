@@ -56,10 +56,21 @@ def test_decode_gbps_with_copy_ceilings(load):
     assert styles["measured copy bandwidth 3,010 GB/s"] == "-"
     assert styles["theoretical copy bandwidth 3,352 GB/s"] == "--"
     assert "GB/s" in ax.get_ylabel() and "Nkv" in ax.get_xlabel()
-    flash2 = next(l for l in ax.get_lines() if l.get_label() == "flash2")
+    flash2 = next(l for l in ax.get_lines() if l.get_label().startswith("flash2 "))
     assert list(flash2.get_xdata()) == [1024, 4096, 16384, 65536]
 
 
 def test_cpu_decode_has_only_the_measured_ceiling(load):
     c = gqa_decode.build_decode(load("cpu_small.json")).charts[0]
     assert c.summary["ceilings"] == ["measured copy bandwidth 11.5 GB/s"]
+
+
+def test_decode_problems_get_their_own_line_style(load):
+    # harness output: one decode shape; cpu_small: one too; merge both runs -> run styles
+    ds = load("cpu_small.json", "cpu_small_noise.json")
+    c = gqa_decode.build_decode(ds).charts[0]
+    ax = c.fig.axes[0]
+    styles = {l.get_label(): l.get_linestyle() for l in ax.get_lines() if "bandwidth" not in l.get_label()}
+    assert len(styles) == 4  # 2 variants x 2 runs
+    assert len(set(styles.values())) == 2  # one line style per run
+    assert c.summary["log_y"] is False
