@@ -71,10 +71,10 @@ def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
         ax_t.set_title(f"time — {shape}", fontsize=9)
         ax_b.set_title(f"bytes — {shape}", fontsize=9)
     sections = [("variant", [handles[k] for k in sorted(handles)])]
-    kinds = [Line2D([], [], color="#555555", marker="o", markersize=4, label="modeled bytes")]
     if any_measured:
-        kinds.append(Line2D([], [], color="#555555", marker="x", linestyle=":", label="measured DRAM bytes"))
-    sections.append(("bytes", kinds))
+        sections.append(("bytes", [
+            Line2D([], [], color="#555555", marker="o", markersize=4, label="modeled bytes"),
+            Line2D([], [], color="#555555", marker="x", linestyle=":", label="measured DRAM bytes")]))
     style.section_legend(style.top_right(fig), sections)
     fig.suptitle(f"GQA: time and bytes vs KV heads — {ds.title_suffix(dtype)}")
     return Chart(stem=f"gqa_{dtype}", title=f"GQA: time and bytes vs Hkv ({dtype})", fig=fig,

@@ -40,8 +40,13 @@ def _candidates(entries: list[Entry], dtype: str) -> dict[tuple[str, int], list[
     return {k: v[1] for k, v in sorted(chosen.items())}  # type: ignore[index]
 
 
-def build_dtype(ds: Dataset, dtype: str) -> Chart | None:
+def build_dtype(ds: Dataset, dtype: str, notes: list[str]) -> Chart | None:
     panels = _candidates(ds.entries, dtype)
+    for k in [k for k, es in panels.items() if not any(e.ok for e in es)]:
+        reasons = sorted({e.error_message for e in panels[k] if e.error_message})
+        notes.append(f"tiles ({dtype}): {k[0]} d={k[1]}: no tile shape ran"
+                     + (f" ({'; '.join(reasons)})" if reasons else ""))
+        del panels[k]
     if not panels:
         return None
     n = len(panels)
@@ -102,9 +107,9 @@ def build_dtype(ds: Dataset, dtype: str) -> Chart | None:
 def build(ds: Dataset) -> Built:
     out = Built()
     for dt in sorted({e.dtype for e in ds.entries}):
-        c = build_dtype(ds, dt)
+        c = build_dtype(ds, dt, out.notes)
         if c:
             out.charts.append(c)
-    if not out.charts:
+    if not out.charts and not out.notes:
         out.notes.append("tiles: no problem was run at several tile sizes (Br × Bc)")
     return out

@@ -74,3 +74,18 @@ def test_decode_problems_get_their_own_line_style(load):
     assert len(styles) == 4  # 2 variants x 2 runs
     assert len(set(styles.values())) == 2  # one line style per run
     assert c.summary["log_y"] is False
+
+
+def test_tile_panel_with_nothing_run_becomes_a_note(fx, tmp_path):
+    import json
+
+    from abreport.load import load_dataset
+    doc = json.load(open(fx("cpu_harness.json")))
+    for b in doc["benchmarks"]:
+        if b["variant"] == "flash1" and b["Nq"] == 256 and b["d"] == 64 and b["mask"] == "causal":
+            b.update(status="skipped", error_message="tile too large", time_ms=None, tflops=None, gbps=None)
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    built = tiles.build(load_dataset([str(p)]))
+    assert set(built.charts[0].summary["panels"]) == {"flash2 d=64"}
+    assert built.notes == ["tiles (fp32): flash1 d=64: no tile shape ran (tile too large)"]
