@@ -256,6 +256,7 @@ def write(ds: Dataset, out_dir: str, baseline: Optional[str] = None,
           formats: tuple[str, ...] = ("png", "svg")) -> tuple[str, Built]:
     """Draws every chart into out_dir and writes out_dir/report.md beside them."""
     built = build_all(ds, baseline)
+    os.makedirs(out_dir, exist_ok=True)  # also when no chart could be drawn
     built.save(out_dir, formats=formats)
     path = os.path.join(out_dir, "report.md")
     with open(path, "w", encoding="utf-8") as f:
