@@ -100,6 +100,16 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
                 n_measured += len(part) if measured else 0
             points[v] = points.get(v, 0) + len(sel)
 
+    # ran and timed, but O was outside the dtype's error tolerance: ringed, still plotted
+    bad = [e for e in entries if e.err_ok is False]
+    if bad:
+        ax.scatter([e.roof_intensity for e in bad], [e.tflops for e in bad], s=120, facecolors="none",
+                   edgecolors="#E41A1C", linewidths=1.4, zorder=5)
+        mk_handles_extra = [Line2D([], [], marker="o", linestyle="none", markerfacecolor="none",
+                                   markeredgecolor="#E41A1C", markersize=9, label="above error tolerance")]
+    else:
+        mk_handles_extra = []
+
     for kind, ridge, peak in ridges:
         ceiling_handles.append(Line2D([], [], marker="D", linestyle="none",
                                       markerfacecolor=RIDGE_FACE[kind], markeredgecolor="#B22222",
@@ -130,6 +140,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
     if n_measured:
         mk_handles.append(Line2D([], [], marker="o", linestyle="none", color="#BBBBBB",
                                  markeredgecolor="black", label="measured DRAM bytes"))
+    mk_handles += mk_handles_extra
     style.section_legend(ax, [("variant", var_handles),
                               ("head dim" if mkey == "d" else "mask", mk_handles),
                               ("ceilings", ceiling_handles)])
@@ -139,7 +150,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
 
     summary = {"dtype": dtype, "points": points, "ceilings": drawn,
                "ridges": {k: r for k, r, _ in ridges}, "measured_points": n_measured,
-               "marker_by": mkey}
+               "marker_by": mkey, "above_tolerance": len(bad)}
     return Chart(stem=f"roofline_{dtype}", title=f"Roofline ({dtype})", fig=fig, summary=summary)
 
 

@@ -81,3 +81,18 @@ def test_no_ceilings_still_draws_points(load):
     assert chart.summary["ceilings"] == [] and chart.summary["ridges"] == {}
     assert _scatter_points(chart.fig.axes[0]) == 67
     assert any("no ceilings" in t.get_text() for t in chart.fig.axes[0].texts)
+
+
+def test_points_above_error_tolerance_are_ringed(fx, tmp_path):
+    import json
+
+    from abreport.load import load_dataset
+    doc = json.load(open(fx("cpu_harness.json")))
+    doc["benchmarks"][0]["err_ok"] = False
+    p = tmp_path / "bad_err.json"
+    p.write_text(json.dumps(doc))
+    chart = roofline.build(load_dataset([str(p)])).charts[0]
+    assert chart.summary["above_tolerance"] == 1
+    ax = chart.fig.axes[0]
+    rings = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_facecolors()) == 0]
+    assert len(rings) == 1 and len(rings[0].get_offsets()) == 1
