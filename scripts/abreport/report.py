@@ -130,7 +130,7 @@ def _ceiling_table(ds: Dataset) -> list[str]:
 def _best_table(ds: Dataset) -> tuple[list[str], list[str]]:
     best = best_per_variant(ds)
     ceil = ds.ceilings
-    lines = ["| variant | dtype | best configuration | time (ms) | TFLOP/s | GB/s | intensity (FLOP/B) "
+    lines = ["| variant | dtype | best configuration | time (ms) | TFLOP/s | GB/s (modeled bytes) | intensity (FLOP/B) "
              "| roof (TFLOP/s) | % of roofline | bound | configs memory / compute-bound "
              "| median % of roofline (all configs) | rel. error |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|"]
@@ -189,7 +189,7 @@ def _kernel_resources(ds: Dataset) -> list[str]:
             continue
         g = k.get
         spill = f"{g('spill_store_bytes', '—')} / {g('spill_load_bytes', '—')}"
-        lines.append(f"| {md_escape(str(g('kernel', '?')))} | {g('arch', '—')} | {g('registers', '—')} | "
+        lines.append(f"| `{md_escape(str(g('kernel', '?')))}` | {g('arch', '—')} | {g('registers', '—')} | "
                      f"{g('smem_bytes', '—')} | {g('stack_bytes', '—')} | {spill} |")
     return lines
 

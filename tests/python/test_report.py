@@ -67,7 +67,7 @@ def test_best_row_numbers_match_the_roofline_definition(load, tmp_path):
     assert rows[("flash2", "fp16")][8] == report.pct(100 * best.tflops / roof)
     assert rows[("flash2", "fp16")][9] == ("memory" if best.intensity < 720e3 / 3010 else "compute")
     assert os.path.isfile(tmp_path / "roofline_bf16.png")
-    assert "| flash2_fwd_kernel<128,64,128> | sm_90 | 168 | 49152 | 0 | 0 / 0 |" in md
+    assert "| `flash2_fwd_kernel<128,64,128>` | sm_90 | 168 | 49152 | 0 | 0 / 0 |" in md
     assert "Left of the dotted ridge line a point is memory-bound" in md
 
 
