@@ -4,13 +4,13 @@
 # lent GPU box: nvcc, cmake, ninja, python3, but no Google Benchmark,
 # GoogleTest, fmt, nlohmann-json or OpenBLAS, and no network).
 #
-#   scripts/fetch_debs.sh            # -> .debs/debs/*.deb, .debs/root/usr/..., .debs/bin/cuobjdump
+#   scripts/fetch_debs.sh            # -> .debs/debs/*.deb, .debs/root/usr/..., .debs/bin/{cuobjdump,nvdisasm}
 #
 # It downloads the Debian packages the CMake configuration needs (and their
 # run-time libraries), unpacks them with `dpkg -x` into .debs/root, adds the
 # links Debian's alternatives system would have made for OpenBLAS, and, when
-# pip can reach PyPI, unpacks cuobjdump from the nvidia-cuda-cuobjdump wheel
-# into .debs/bin (for the SASS check). Idempotent: rerun to refresh.
+# pip can reach PyPI, unpacks cuobjdump and nvdisasm from their nvidia-cuda-*
+# wheels into .debs/bin (for the SASS check). Idempotent: rerun to refresh.
 set -euo pipefail
 root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root_dir/.debs"
@@ -45,20 +45,22 @@ fi
 find "$out/root" \( -name 'libopenblas*.a' -o -name 'liblapack*' \) -exec rm -f {} +
 rm -rf "$out/root/usr/share/doc" "$out/root/usr/share/lintian" "$out/root/usr/src"
 
-# cuobjdump for `kernel_resources.py check-sass` (optional: needs PyPI).
+# cuobjdump and nvdisasm for `kernel_resources.py check-sass` (optional: needs PyPI).
 if command -v python3 >/dev/null &&
-   python3 -m pip download -q --no-deps -d "$out/wheels" nvidia-cuda-cuobjdump 2>/dev/null; then
+   python3 -m pip download -q --no-deps -d "$out/wheels" nvidia-cuda-cuobjdump \
+     nvidia-cuda-nvdisasm 2>/dev/null; then
   mkdir -p "$out/bin"
   python3 - "$out" <<'PY'
 import glob, os, sys, zipfile
 out = sys.argv[1]
-whl = sorted(glob.glob(os.path.join(out, "wheels", "nvidia_cuda_cuobjdump-*.whl")))[-1]
-with zipfile.ZipFile(whl) as z:
-    name = next(n for n in z.namelist() if n.endswith("/bin/cuobjdump"))
-    dst = os.path.join(out, "bin", "cuobjdump")
-    with z.open(name) as src, open(dst, "wb") as f:
-        f.write(src.read())
-    os.chmod(dst, 0o755)
+for tool in ("cuobjdump", "nvdisasm"):
+    whl = sorted(glob.glob(os.path.join(out, "wheels", f"nvidia_cuda_{tool}-*.whl")))[-1]
+    with zipfile.ZipFile(whl) as z:
+        name = next(n for n in z.namelist() if n.endswith("/bin/" + tool))
+        dst = os.path.join(out, "bin", tool)
+        with z.open(name) as src, open(dst, "wb") as f:
+            f.write(src.read())
+        os.chmod(dst, 0o755)
 PY
 else
   echo "fetch_debs: nvidia-cuda-cuobjdump not downloaded (no pip/PyPI): the SASS check will be skipped" >&2

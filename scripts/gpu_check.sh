@@ -77,6 +77,7 @@ else
   say "no .debs/root: using system packages (scripts/fetch_debs.sh prepares it elsewhere)"
 fi
 [[ -x "$root/.debs/bin/cuobjdump" ]] && export CUOBJDUMP="$root/.debs/bin/cuobjdump"
+[[ -x "$root/.debs/bin/nvdisasm" ]] && export NVDISASM="$root/.debs/bin/nvdisasm"
 
 # ---- configure + build -----------------------------------------------------------------
 if ! step configure "$out/configure.log" 90 cmake "${cmake_args[@]}"; then

@@ -98,6 +98,7 @@ class cuda_backend final : public backend {
     l2_bytes_ = attr(cudaDevAttrL2CacheSize, dev_);
     // Flush buffer: at least twice the L2 (and 32 MiB where L2 is tiny).
     flush_ = device_buffer(std::max<std::size_t>(2 * static_cast<std::size_t>(l2_bytes_), 32u << 20));
+    events_.emplace();
     domain_ = nvtxDomainCreateA("attnbench");
     stream();  // create the harness stream now, outside any timed region
   }
@@ -136,9 +137,9 @@ class cuda_backend final : public backend {
       // Outside the timed region: the start event is recorded after the flush.
       ATTN_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++ & 0xff, flush_.bytes(), s));
     }
-    events_.start(s);
+    events_->start(s);
     for (int i = 0; i < std::max(1, batch); ++i) r.run();
-    return events_.stop(s) / std::max(1, batch);
+    return events_->stop(s) / std::max(1, batch);
   }
 
   void synchronize() override {
@@ -221,9 +222,9 @@ class cuda_backend final : public backend {
     for (int i = 0; i < 3; ++i) launch_copy16(src.get(), dst.get(), bytes, s);
     std::vector<double> t;
     for (int i = 0; i < 20; ++i) {
-      events_.start(s);
+      events_->start(s);
       launch_copy16(src.get(), dst.get(), bytes, s);
-      t.push_back(events_.stop(s));
+      t.push_back(events_->stop(s));
     }
     return 2.0 * static_cast<double>(bytes) / median(t) / 1e9;
   }
@@ -257,9 +258,9 @@ class cuda_backend final : public backend {
     for (int i = 0; i < 3; ++i) gemm();
     std::vector<double> times;
     for (int i = 0; i < 10; ++i) {
-      events_.start(s);
+      events_->start(s);
       gemm();
-      times.push_back(events_.stop(s));
+      times.push_back(events_->stop(s));
     }
     return 2.0 * double(n) * double(n) * double(n) / median(times) / 1e12;
   }
@@ -289,7 +290,7 @@ class cuda_backend final : public backend {
   int l2_bytes_ = 0;
   device_buffer flush_;
   unsigned flush_value_ = 1;
-  event_pair events_;
+  std::optional<event_pair> events_;  // created once a device is known
   nvtxDomainHandle_t domain_ = nullptr;
   nlohmann::json measured_;
 };

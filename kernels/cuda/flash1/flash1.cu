@@ -51,17 +51,21 @@ struct flash1_args {
 template <class T>
 __global__ void __launch_bounds__(threads) flash1_kernel(problem p, flash1_args a) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const std::int64_t d = p.d, ld = d + 4 / sizeof(T);  // padded row: odd word stride
+  // Tile-local indices are 32-bit (64-bit division is a called subroutine that
+  // made ptxas spill around the call on sm_80).
+  const int d = static_cast<int>(p.d), ld = d + 4 / static_cast<int>(sizeof(T));  // odd word stride
+  const int br = static_cast<int>(p.Br), bc = static_cast<int>(p.Bc);
   T* qs = reinterpret_cast<T*>(smem);
-  T* ks = qs + p.Br * ld;
-  T* vs = ks + p.Bc * ld;
-  float* ss = reinterpret_cast<float*>(vs + p.Bc * ld);
-  float* alpha = ss + p.Br * p.Bc;
-  float* beta = alpha + p.Br;
+  T* ks = qs + br * ld;
+  T* vs = ks + bc * ld;
+  float* ss = reinterpret_cast<float*>(vs + bc * ld);
+  float* alpha = ss + br * bc;
+  float* beta = alpha + br;
 
   const std::int64_t qt = blockIdx.x, z = blockIdx.y;
   const std::int64_t kvz = (z / p.H) * p.Hkv + (z % p.H) / p.group();
-  const std::int64_t r0 = qt * p.Br, R = min(p.Br, p.Nq - r0);
+  const std::int64_t r0 = qt * p.Br;
+  const int R = static_cast<int>(min(p.Br, p.Nq - r0));
   const std::int64_t row0 = z * p.Nq + r0;  // flat index of the tile's first row
   const T* q = static_cast<const T*>(a.q) + row0 * d;
   const T* k = static_cast<const T*>(a.k) + kvz * p.Nkv * d;
@@ -71,44 +75,46 @@ __global__ void __launch_bounds__(threads) flash1_kernel(problem p, flash1_args 
 
   const span64 tiles = causal_bounded_kv_tiles(p, qt);
   if (tiles.empty()) {  // no key reachable: O = 0, lse = -inf
-    for (std::int64_t e = tid; e < R * d; e += threads) o[e] = from_float<T>(0.f);
-    for (std::int64_t r = tid; r < R; r += threads) a.lse[row0 + r] = -INFINITY;
+    for (int e = tid; e < R * d; e += threads) o[e] = from_float<T>(0.f);
+    for (int r = tid; r < R; r += threads) a.lse[row0 + r] = -INFINITY;
     return;
   }
-  for (std::int64_t e = tid; e < R * d; e += threads) qs[(e / d) * ld + e % d] = q[e];
+  for (int e = tid; e < R * d; e += threads) qs[(e / d) * ld + e % d] = q[e];
 
   for (std::int64_t kt = tiles.lo; kt < tiles.hi; ++kt) {
     const bool first = kt == tiles.lo, last = kt == tiles.hi - 1;
-    const std::int64_t c0 = kt * p.Bc, C = min(p.Bc, p.Nkv - c0);
-    for (std::int64_t e = tid; e < p.Bc * d; e += threads) {
-      const std::int64_t c = e / d, x = e % d;
+    const std::int64_t c0 = kt * p.Bc;
+    const int C = static_cast<int>(min(p.Bc, p.Nkv - c0));
+    for (int e = tid; e < bc * d; e += threads) {
+      const int c = e / d, x = e % d;
       const bool in = c < C;  // padded keys: zeros (P = 0 must not meet NaN)
       ks[c * ld + x] = in ? k[(c0 + c) * d + x] : from_float<T>(0.f);
       vs[c * ld + x] = in ? v[(c0 + c) * d + x] : from_float<T>(0.f);
     }
     __syncthreads();
 
-    // S = scale * Q_i K_j^T, -inf where masked or padded.
-    for (std::int64_t e = tid; e < R * p.Bc; e += threads) {
-      const std::int64_t r = e / p.Bc, c = e % p.Bc;
+    // S = scale * Q_i K_j^T for the whole tile (as model_flops_executed_flash1
+    // counts), then -inf where masked or padded.
+    for (int e = tid; e < R * bc; e += threads) {
+      const int r = e / bc, c = e % bc;
       float x = -INFINITY;
-      if (c < C && is_visible(p, r0 + r, c0 + c)) {
+      if (c < C) {
         float dot = 0.f;
-        for (std::int64_t t = 0; t < d; ++t) dot += to_float(qs[r * ld + t]) * to_float(ks[c * ld + t]);
-        x = dot * a.scale;
+        for (int t = 0; t < d; ++t) dot += to_float(qs[r * ld + t]) * to_float(ks[c * ld + t]);
+        if (is_visible(p, r0 + r, c0 + c)) x = dot * a.scale;
       }
-      ss[r * p.Bc + c] = x;
+      ss[r * bc + c] = x;
     }
     __syncthreads();
 
     // Block softmax per row (one warp per row) and the merge factors.
-    for (std::int64_t r = warp; r < R; r += warps) {
-      float* srow = ss + r * p.Bc;
+    for (int r = warp; r < R; r += warps) {
+      float* srow = ss + r * bc;
       float mt = -INFINITY;
-      for (std::int64_t c = lane; c < p.Bc; c += 32) mt = fmaxf(mt, srow[c]);
+      for (int c = lane; c < bc; c += 32) mt = fmaxf(mt, srow[c]);
       for (int off = 16; off > 0; off /= 2) mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, off));
       float lt = 0.f;
-      for (std::int64_t c = lane; c < p.Bc; c += 32) {
+      for (int c = lane; c < bc; c += 32) {
         const float pr = mt == -INFINITY ? 0.f : expf(srow[c] - mt);
         srow[c] = pr;
         lt += pr;
@@ -136,10 +142,10 @@ __global__ void __launch_bounds__(threads) flash1_kernel(problem p, flash1_args 
     __syncthreads();
 
     // O_i <- alpha * O_i + beta * P~ V_j (O_i read from and written to global).
-    for (std::int64_t e = tid; e < R * d; e += threads) {
-      const std::int64_t r = e / d, x = e % d;
+    for (int e = tid; e < R * d; e += threads) {
+      const int r = e / d, x = e % d;
       float acc = 0.f;
-      for (std::int64_t c = 0; c < C; ++c) acc += ss[r * p.Bc + c] * to_float(vs[c * ld + x]);
+      for (int c = 0; c < C; ++c) acc += ss[r * bc + c] * to_float(vs[c * ld + x]);
       float* oa = a.o_acc + (row0 + r) * d + x;
       const float val = alpha[r] * (first ? 0.f : *oa) + beta[r] * acc;
       if (last) {

@@ -135,8 +135,9 @@ __global__ void __launch_bounds__(256) linear_output_kernel(problem p, linear_ar
   T* o = static_cast<T*>(a.o) + (z * p.Nq + i_first) * d;
   const float* state = a.state + (kvz * a.n_states + s_index) * d * (d + 1);
 
-  for (std::int64_t e = tid; e < out_rows * d; e += nt) {
-    const std::int64_t r = e / d, x = e % d;
+  const int di = static_cast<int>(d);  // 32-bit tile-local indices (no 64-bit division)
+  for (int e = tid; e < out_rows * di; e += nt) {
+    const int r = e / di, x = e % di;
     pq[r][x] = r < R ? phi(to_float(q[r * d + x])) : 0.f;
   }
   __syncthreads();
@@ -155,8 +156,8 @@ __global__ void __launch_bounds__(256) linear_output_kernel(problem p, linear_ar
 
   for (std::int64_t kb = kstart; kb < kend; kb += key_step) {
     const std::int64_t nk = imin(key_step, kend - kb);
-    for (std::int64_t e = tid; e < key_step * d; e += nt) {
-      const std::int64_t kk = e / d, x = e % d;
+    for (int e = tid; e < key_step * di; e += nt) {
+      const int kk = e / di, x = e % di;
       pk[kk][x] = kk < nk ? phi(to_float(k[(kb + kk) * d + x])) : 0.f;
     }
     __syncthreads();

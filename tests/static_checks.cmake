@@ -1,0 +1,35 @@
+# Static checks of the compiled CUDA kernels (ctest label `static`; they need
+# no GPU). scripts/kernel_resources.py wraps nvcc for attnbench_lib so every
+# CUDA object keeps ptxas's `-v` report beside it; the `kernel_resources`
+# target collects them into ${CMAKE_BINARY_DIR}/kernel_resources.json after
+# each build (the cuda backend puts it into the JSON context), and the tests
+#   static.kernel_resources  fail on any spill or static smem above 227 KB,
+#   static.sass_hmma         fail when a kernel named like flash2 has no HMMA
+#                            in its SASS for some arch (needs cuobjdump).
+if(ATTNBENCH_WITH_CUDA)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(NOT Python3_Interpreter_FOUND)
+    message(WARNING "attnbench: no Python 3: static kernel checks disabled")
+    return()
+  endif()
+  set(ab_kr_script ${CMAKE_SOURCE_DIR}/scripts/kernel_resources.py)
+  set(ab_kr_json ${CMAKE_BINARY_DIR}/kernel_resources.json)
+  set_property(TARGET attnbench_lib PROPERTY CUDA_COMPILER_LAUNCHER
+               ${Python3_EXECUTABLE} ${ab_kr_script} wrap --)
+  # Only the backend needs the path: a source property keeps the rest of the
+  # library's compile flags unchanged.
+  set_source_files_properties(${CMAKE_SOURCE_DIR}/harness/cuda/cuda_backend.cpp
+    DIRECTORY ${CMAKE_SOURCE_DIR}
+    PROPERTIES COMPILE_DEFINITIONS "ATTNBENCH_KERNEL_RESOURCES_JSON=\"${ab_kr_json}\"")
+  add_custom_target(kernel_resources ALL
+    COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} report --build-dir ${CMAKE_BINARY_DIR}
+            --out ${ab_kr_json}
+    COMMENT "kernel resources -> ${ab_kr_json}" VERBATIM)
+  add_dependencies(kernel_resources attnbench_lib)
+
+  add_test(NAME static.kernel_resources
+           COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check --build-dir ${CMAKE_BINARY_DIR})
+  add_test(NAME static.sass_hmma
+           COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-sass --build-dir ${CMAKE_BINARY_DIR})
+  set_tests_properties(static.kernel_resources static.sass_hmma PROPERTIES LABELS static)
+endif()
