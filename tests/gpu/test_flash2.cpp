@@ -1,0 +1,146 @@
+// flash2 (cuda): every tile instantiation, d 64/128, fp16 and bf16, against
+// the fp64 reference with an error bound of 2x cublas_unfused's; Nq != Nkv,
+// ragged lengths, fully masked rows, local/global masks (flash2 masks them
+// element-wise), every GQA ratio, log-sum-exp. Host-only checks (tile
+// helpers, models, supports reasons) run without a GPU too.
+#include <gtest/gtest.h>
+
+#include "harness/models.hpp"
+#include "kernels/cuda/flash2/flash2_api.hpp"
+#include "kernels/cuda/flash2/flash2_params.hpp"
+#include "kernels/cuda/flash2/flash2_test_support.hpp"
+
+namespace attnbench::testing {
+namespace {
+
+// ---- host-only: the kernel's tile walk agrees with harness/mask.hpp ----------
+TEST(Flash2Host, KvTilesForQueriesMatchesMaskHelpers) {
+  const char* masks[] = {"none", "causal", "local:0,0", "local:37,5", "local:200,300",
+                         "causal+global:3", "local:10,0+global:70", "global:130"};
+  for (const char* m : masks)
+    for (auto [nq, nkv] : {std::pair{1, 1}, {100, 333}, {333, 100}, {256, 256}, {77, 1000}})
+      for (std::int64_t br : {16, 64, 128})
+        for (std::int64_t bc : {64, 128}) {
+          problem p = f2_problem(1, 1, 1, nq, nkv, 64, dtype::bf16, m, br, bc);
+          for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) {
+            const std::int64_t q0 = qt * br, q1 = std::min(p.Nq, q0 + br);
+            const tile_spans vis = visible_kv_tiles(p, qt);
+            const tile_spans mine = cuda::kv_tiles_for_queries(p, q0, q1, true);
+            EXPECT_TRUE(vis.first.lo == mine.first.lo && vis.first.hi == mine.first.hi &&
+                        vis.second.lo == mine.second.lo && vis.second.hi == mine.second.hi)
+                << m << " Nq " << nq << " Nkv " << nkv << " qt " << qt;
+            const span64 cb = causal_bounded_kv_tiles(p, qt);
+            const tile_spans bounded = cuda::kv_tiles_for_queries(p, q0, q1, false);
+            EXPECT_TRUE(cb.lo == bounded.first.lo && cb.hi == bounded.first.hi && bounded.second.empty())
+                << m << " Nq " << nq << " Nkv " << nkv << " qt " << qt;
+          }
+        }
+}
+
+TEST(Flash2Host, KernelTileWalkMatchesHarnessByteModel) {
+  for (const char* m : {"none", "causal", "local:50,0+global:9"})
+    for (std::int64_t hkv : {4, 1}) {
+      const problem p = f2_problem(2, 4, hkv, 300, 517, 128, dtype::fp16, m, 128, 64);
+      EXPECT_DOUBLE_EQ(cuda::model_bytes_flash2_cuda(p), model_bytes_flash2(p)) << m;
+    }
+}
+
+TEST(Flash2Host, SupportsReasons) {
+  const variant* v = find_variant("flash2", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  problem p = f2_problem(1, 2, 2, 128, 128, 128, dtype::fp32, "none");
+  EXPECT_EQ(v->supports(p).reason, "tensor-core kernel needs fp16 or bf16");
+  p.type = dtype::bf16;
+  p.d = 96;
+  EXPECT_NE(v->supports(p).reason.find("d=96"), std::string::npos);
+  p.d = 64;
+  p.Br = 64;
+  p.Bc = 128;
+  EXPECT_NE(v->supports(p).reason.find("64x128"), std::string::npos) << v->supports(p).reason;
+  EXPECT_TRUE(v->writes_lse);
+  p.Br = 128;
+  EXPECT_TRUE(v->supports(p).ok) << v->supports(p).reason;
+}
+
+TEST(Flash2Host, ExecutedFlopsCoverUsefulFlops) {
+  const variant* v = find_variant("flash2", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  for (const char* m : {"none", "causal", "local:64,0"}) {
+    const problem p = f2_problem(1, 2, 2, 1000, 1000, 64, dtype::bf16, m);
+    EXPECT_GE(v->flops_executed(p), v->flops(p)) << m;
+    EXPECT_GT(v->bytes(p), 0) << m;
+    EXPECT_GE(static_cast<double>(v->memory_bytes(p)), model_bytes_min(p)) << m;
+  }
+}
+
+// ---- GPU --------------------------------------------------------------------
+struct tile_case {
+  std::int64_t d, br, bc;
+  dtype t;
+};
+
+class Flash2Tiles : public ::testing::TestWithParam<tile_case> {};
+
+TEST_P(Flash2Tiles, NonCausalAndCausalRagged) {
+  ATTN_REQUIRE_GPU();
+  const tile_case c = GetParam();
+  for (const char* m : {"none", "causal"}) {
+    // 333 keys: 5 full 64-key tiles + 13; 200 rows: not a multiple of 64/128.
+    expect_row_accurate("flash2", f2_problem(2, 3, 3, 200, 333, c.d, c.t, m, c.br, c.bc));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllInstantiations, Flash2Tiles,
+    ::testing::Values(tile_case{64, 64, 64, dtype::fp16}, tile_case{64, 64, 64, dtype::bf16},
+                      tile_case{64, 128, 64, dtype::fp16}, tile_case{64, 128, 64, dtype::bf16},
+                      tile_case{64, 128, 128, dtype::fp16}, tile_case{64, 128, 128, dtype::bf16},
+                      tile_case{128, 64, 64, dtype::fp16}, tile_case{128, 64, 64, dtype::bf16},
+                      tile_case{128, 128, 64, dtype::fp16}, tile_case{128, 128, 64, dtype::bf16},
+                      tile_case{128, 128, 128, dtype::fp16}, tile_case{128, 128, 128, dtype::bf16}),
+    [](const auto& info) {
+      const tile_case& c = info.param;
+      return "d" + std::to_string(c.d) + "_" + std::string(to_string(c.t)) + "_" +
+             std::to_string(c.br) + "x" + std::to_string(c.bc);
+    });
+
+TEST(Flash2, QueriesFewerThanKeys) {
+  ATTN_REQUIRE_GPU();
+  for (dtype t : {dtype::bf16, dtype::fp16}) {
+    expect_row_accurate("flash2", f2_problem(1, 2, 2, 100, 777, 128, t, "causal"));
+    expect_row_accurate("flash2", f2_problem(1, 2, 2, 1, 1000, 64, t, "none", 64, 64));
+  }
+}
+
+TEST(Flash2, FullyMaskedRowsGiveZerosAndMinusInfLse) {
+  ATTN_REQUIRE_GPU();
+  // Causal with Nq > Nkv: rows i < Nq - Nkv see no key (bottom-right alignment).
+  const problem p = f2_problem(1, 2, 2, 300, 77, 128, dtype::bf16, "causal");
+  ASSERT_GT(fully_masked_rows(p), 0);
+  expect_row_accurate("flash2", p);
+  // A whole query tile without keys, and a local window in front of the keys.
+  expect_row_accurate("flash2", f2_problem(1, 1, 1, 400, 20, 64, dtype::fp16, "causal", 64, 64));
+  expect_row_accurate("flash2", f2_problem(1, 1, 1, 300, 100, 64, dtype::fp16, "local:10,0", 64, 64));
+}
+
+TEST(Flash2, LocalAndGlobalMasksMaskedElementWise) {
+  ATTN_REQUIRE_GPU();
+  for (const char* m : {"local:31,7", "local:0,0", "global:5", "causal+global:70", "local:100,0+global:3"})
+    expect_row_accurate("flash2", f2_problem(1, 2, 2, 333, 333, 64, dtype::bf16, m, 64, 64));
+}
+
+TEST(Flash2, EveryGqaRatio) {
+  ATTN_REQUIRE_GPU();
+  for (std::int64_t hkv : {8, 4, 2, 1})
+    expect_row_accurate("flash2", f2_problem(2, 8, hkv, 130, 250, 128, dtype::bf16, "causal"));
+  expect_row_accurate("flash2", f2_problem(1, 6, 2, 130, 250, 64, dtype::fp16, "none"));  // G = 3
+}
+
+TEST(Flash2, LongerSequence) {
+  ATTN_REQUIRE_GPU();
+  expect_row_accurate("flash2", f2_problem(1, 4, 4, 2048, 2048, 128, dtype::bf16, "causal"), 256);
+  expect_row_accurate("flash2", f2_problem(1, 4, 4, 2048, 2048, 64, dtype::fp16, "none", 128, 128), 256);
+}
+
+}  // namespace
+}  // namespace attnbench::testing
