@@ -2,7 +2,7 @@
 // flash2_<fwd|splitkv>_hdim<d>_<dtype>_br<Br>_bc<Bc>.cu) and the lookups the
 // rows use. Tile choices and their ptxas resources: docs/flash2.md.
 //   64x64   4 warps, 2 CTAs/SM: short sequences, many CTAs; Q in registers
-//   128x64  8 warps: default for d = 128 (128 rows share each K/V tile; 238
+//   128x64  8 warps: default for d = 128 (128 rows share each K/V tile; 228
 //           registers at d = 128 without spills, where 4 warps x 32 rows spilled
 //           520 bytes)
 //   128x128 8 warps: default for d = 64; at d = 128 Q is re-read from shared
