@@ -231,7 +231,7 @@ std::unique_ptr<backend> open_backend(backend_choice choice) {
 
 std::string supports_summary(const variant& v) {
   // Probe supports() on small problems: a property counts when any of a few
-  // base problems (MHA or GQA, a few masks) accepts it.
+  // base problems (MHA or GQA, a few masks, Nq = Nkv or decode) accepts it.
   auto accepts = [&](const problem& p) {
     try {
       return v.supports ? v.supports(p).ok : true;
@@ -241,16 +241,18 @@ std::string supports_summary(const variant& v) {
   };
   auto probe = [&](auto&& edit) {
     for (std::int64_t hkv : {4, 1})
-      for (const char* m : {"none", "causal", "local:64,0"}) {
-        problem p;
-        p.H = 4;
-        p.Hkv = hkv;
-        p.Nq = p.Nkv = 256;
-        p.type = v.backend == backend_kind::cuda ? dtype::bf16 : dtype::fp32;
-        p.mask = parse_mask(m);
-        edit(p);
-        if (accepts(p)) return true;
-      }
+      for (const char* m : {"none", "causal", "local:64,0"})
+        for (std::int64_t nq : {256, 1}) {  // prefill-like and decode-like shapes
+          problem p;
+          p.H = 4;
+          p.Hkv = hkv;
+          p.Nq = nq;
+          p.Nkv = nq == 1 ? 4096 : 256;
+          p.type = v.backend == backend_kind::cuda ? dtype::bf16 : dtype::fp32;
+          p.mask = parse_mask(m);
+          edit(p);
+          if (accepts(p)) return true;
+        }
     return false;
   };
   std::vector<std::string> types, masks;
