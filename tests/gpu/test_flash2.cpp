@@ -37,6 +37,49 @@ TEST(Flash2Host, KvTilesForQueriesMatchesMaskHelpers) {
         }
 }
 
+// The kernel's mask shortcuts against is_visible, pair by pair: the per-row
+// rule, the "tile needs no mask" test, and that the visited tiles of any
+// (also packed, unaligned) query range hold every visible pair of it.
+TEST(Flash2Host, KernelVisibilityRulesMatchIsVisible) {
+  const char* masks[] = {"none", "causal", "local:0,0", "local:37,5", "local:3,90",
+                         "causal+global:3", "local:10,0+global:70", "global:130"};
+  for (const char* m : masks)
+    for (auto [nq, nkv] : {std::pair{1, 1}, {100, 333}, {333, 100}, {200, 200}})
+      for (std::int64_t bc : {64, 128}) {
+        const problem p = f2_problem(1, 1, 1, nq, nkv, 64, dtype::bf16, m, 64, bc);
+        const std::int64_t gk = std::min(p.mask.global, p.Nkv);
+        for (std::int64_t i = 0; i < p.Nq; ++i) {
+          const span64 w = cuda::row_window(p, i);
+          for (std::int64_t j = 0; j < p.Nkv; ++j)
+            ASSERT_EQ(j < gk || w.contains(j), is_visible(p, i, j)) << m << " i " << i << " j " << j;
+        }
+        for (int pack : {1, 3, 8})
+          for (std::int64_t bm : {16, 64}) {
+            const std::int64_t rows = p.Nq * pack;
+            for (std::int64_t r0 = 0; r0 < rows; r0 += bm) {
+              const span64 q = cuda::packed_query_range(r0, std::min(rows, r0 + bm), pack);
+              const tile_spans vis = cuda::kv_tiles_for_queries(p, q.lo, q.hi, true);
+              const tile_spans bnd = cuda::kv_tiles_for_queries(p, q.lo, q.hi, false);
+              for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
+                const std::int64_t k0 = kt * bc, k1 = std::min(p.Nkv, k0 + bc);
+                bool all = true, any = false;
+                for (std::int64_t i = q.lo; i < q.hi; ++i)
+                  for (std::int64_t j = k0; j < k1; ++j) {
+                    all = all && is_visible(p, i, j);
+                    any = any || is_visible(p, i, j);
+                  }
+                if (cuda::tile_fully_visible(p, q, k0, k1))
+                  ASSERT_TRUE(all) << m << " rows " << q.lo << ".." << q.hi << " tile " << kt;
+                if (any) {
+                  ASSERT_TRUE(vis.first.contains(kt) || vis.second.contains(kt)) << m << " tile " << kt;
+                  ASSERT_TRUE(bnd.first.contains(kt)) << m << " tile " << kt;
+                }
+              }
+            }
+          }
+      }
+}
+
 TEST(Flash2Host, KernelTileWalkMatchesHarnessByteModel) {
   for (const char* m : {"none", "causal", "local:50,0+global:9"})
     for (std::int64_t hkv : {4, 1}) {

@@ -55,18 +55,6 @@ __device__ __forceinline__ int swz(int row, int chunk) {
   return row * (D + 8) + (chunk << 3);
 }
 
-// True when every (row, key) pair of query rows [q0, q1) x keys [k0, k1) is
-// visible, so the tile needs no element-wise mask. Window of row i is
-// [lo(i), hi(i)) with lo and hi non-decreasing in i: the rows share
-// [lo(q1 - 1), hi(q0)); global rows/keys only add visibility.
-__device__ __forceinline__ bool tile_fully_visible(const problem& p, span64 q, std::int64_t k0,
-                                                   std::int64_t k1) {
-  if (p.mask.kind == mask_kind::none) return true;
-  if (q.hi - 1 < p.mask.global || k1 <= p.mask.global) return true;
-  const span64 first = window_keys(p, q.lo, q.lo + 1), last = window_keys(p, q.hi - 1, q.hi);
-  return last.lo <= k0 && k1 <= first.hi;
-}
-
 }  // namespace f2
 
 template <class K>
@@ -167,8 +155,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const std::int64_t i = (r0 + row_base(mt) + g + 8 * h) / pack;
-      const span64 w = i < p.mask.global ? span64{0, p.Nkv} : window_keys(p, i, i + 1);
+      const span64 w = row_window(p, (r0 + row_base(mt) + g + 8 * h) / pack);
       vis_lo[mt][h] = static_cast<int>(w.lo);
       vis_hi[mt][h] = static_cast<int>(w.hi);
     }

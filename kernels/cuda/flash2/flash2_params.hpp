@@ -78,6 +78,25 @@ ATTN_HD inline tile_spans kv_tiles_for_queries(const problem& p, std::int64_t q0
   return {glob, win};
 }
 
+// Visibility as the kernel evaluates it (same rules as is_visible; the GPU
+// test file checks the equivalence exhaustively on small problems):
+// key j is visible to query i iff j < min(G, Nkv) or j is in row_window(p, i)
+// (the row's window, all keys for a global row i < G).
+ATTN_HD inline span64 row_window(const problem& p, std::int64_t i) {
+  return i < p.mask.global ? span64{0, p.Nkv} : window_keys(p, i, i + 1);
+}
+
+// True when every (query, key) pair of queries [q.lo, q.hi) x keys [k0, k1)
+// is visible, so the kernel skips the element-wise mask. A window [lo(i),
+// hi(i)) has lo and hi non-decreasing in i, so the rows share
+// [lo(q.hi - 1), hi(q.lo)); global rows and keys only add visibility.
+ATTN_HD inline bool tile_fully_visible(const problem& p, span64 q, std::int64_t k0, std::int64_t k1) {
+  if (p.mask.kind == mask_kind::none) return true;
+  if (q.hi - 1 < p.mask.global || k1 <= p.mask.global) return true;
+  const span64 first = window_keys(p, q.lo, q.lo + 1), last = window_keys(p, q.hi - 1, q.hi);
+  return last.lo <= k0 && k1 <= first.hi;
+}
+
 // Key-tile ordinals [lo, hi) of split s when `count` visited tiles are shared
 // by `splits` CTAs as evenly as possible (some are empty when count < splits).
 ATTN_HD inline span64 split_ordinals(std::int64_t count, int splits, int s) {
