@@ -140,7 +140,8 @@ INSTANTIATE_TEST_SUITE_P(
                       tile_case{64, 128, 128, dtype::fp16}, tile_case{64, 128, 128, dtype::bf16},
                       tile_case{128, 64, 64, dtype::fp16}, tile_case{128, 64, 64, dtype::bf16},
                       tile_case{128, 128, 64, dtype::fp16}, tile_case{128, 128, 64, dtype::bf16},
-                      tile_case{128, 128, 128, dtype::fp16}, tile_case{128, 128, 128, dtype::bf16}),
+                      tile_case{128, 128, 128, dtype::fp16}, tile_case{128, 128, 128, dtype::bf16},
+                      tile_case{128, 128, 32, dtype::fp16}, tile_case{128, 128, 32, dtype::bf16}),
     [](const auto& info) {
       const tile_case& c = info.param;
       return "d" + std::to_string(c.d) + "_" + std::string(to_string(c.t)) + "_" +

@@ -66,6 +66,7 @@ TEST(Sparse, EveryTileAndGqaRatio) {
   for (auto [br, bc] : {std::pair{64, 64}, {128, 64}, {128, 128}})
     for (std::int64_t d : {64, 128})
       expect_row_accurate("sparse", f2_problem(1, 4, 2, 300, 300, d, dtype::bf16, "local:70,10+global:3", br, bc));
+  expect_row_accurate("sparse", f2_problem(1, 4, 2, 300, 300, 128, dtype::fp16, "local:70,10+global:3", 128, 32));
   for (std::int64_t hkv : {4, 1})
     expect_row_accurate("sparse", f2_problem(2, 4, hkv, 257, 257, 64, dtype::fp16, "local:40,0", 64, 64));
 }

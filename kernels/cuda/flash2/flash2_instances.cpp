@@ -8,6 +8,8 @@
 //   128x128 8 warps: default for d = 64; at d = 128 Q is re-read from shared
 //           memory (keeping it in registers spilled) and the 170 KB of shared
 //           memory fit sm_90 only (sm_80 allows 163 KB)
+//   128x32  4 warps x 32 rows (d = 128): FA2's layout, half the K/V shared-
+//           memory reads per FLOP of the 8-warp tiles, Q re-read from smem
 //   16x64   decode / split-KV: 4 warps split each key tile (16 keys each),
 //           at least 3 CTAs/SM (<= 168 registers) to keep loads in flight
 #include "kernels/cuda/flash2/flash2_params.hpp"
@@ -31,6 +33,8 @@ void launch_flash2_fwd_hdim128_fp16_br128_bc128(const flash2_params&, void*);
 void launch_flash2_fwd_hdim128_bf16_br128_bc128(const flash2_params&, void*);
 void launch_flash2_splitkv_hdim128_fp16_br16_bc64(const flash2_params&, void*);
 void launch_flash2_splitkv_hdim128_bf16_br16_bc64(const flash2_params&, void*);
+void launch_flash2_fwd_hdim128_fp16_br128_bc32(const flash2_params&, void*);
+void launch_flash2_fwd_hdim128_bf16_br128_bc32(const flash2_params&, void*);
 
 namespace {
 const flash2_config configs[] = {
@@ -50,6 +54,8 @@ const flash2_config configs[] = {
     {128, dtype::bf16, 128, 128, 8, false, flash2_traits<128, 128, 128, 8, 1, void>::smem_bytes, &launch_flash2_fwd_hdim128_bf16_br128_bc128, "flash2_fwd_hdim128_bf16_br128_bc128"},
     {128, dtype::fp16, 16, 64, 4, true, flash2_traits<128, 16, 64, 1, 4, void>::smem_bytes, &launch_flash2_splitkv_hdim128_fp16_br16_bc64, "flash2_splitkv_hdim128_fp16_br16_bc64"},
     {128, dtype::bf16, 16, 64, 4, true, flash2_traits<128, 16, 64, 1, 4, void>::smem_bytes, &launch_flash2_splitkv_hdim128_bf16_br16_bc64, "flash2_splitkv_hdim128_bf16_br16_bc64"},
+    {128, dtype::fp16, 128, 32, 4, false, flash2_traits<128, 128, 32, 4, 1, void>::smem_bytes, &launch_flash2_fwd_hdim128_fp16_br128_bc32, "flash2_fwd_hdim128_fp16_br128_bc32"},
+    {128, dtype::bf16, 128, 32, 4, false, flash2_traits<128, 128, 32, 4, 1, void>::smem_bytes, &launch_flash2_fwd_hdim128_bf16_br128_bc32, "flash2_fwd_hdim128_bf16_br128_bc32"},
 };
 }  // namespace
 

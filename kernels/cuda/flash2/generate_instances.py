@@ -13,6 +13,10 @@ CONFIGS = []
 for d in (64, 128):
     CONFIGS += [("fwd", d, 64, 64, 4, 1, 2, True), ("fwd", d, 128, 64, 8, 1, 1, True),
                 ("fwd", d, 128, 128, 8, 1, 1, d == 64), ("splitkv", d, 16, 64, 1, 4, 3, d == 64)]
+# d = 128 only: FA2's warp layout (4 warps x 32 rows, two m16 tiles per warp),
+# which halves the K/V shared-memory reads per FLOP; it fits 255 registers
+# without spills only with 32-key tiles (64 keys spilled 132 bytes).
+CONFIGS.append(("fwd", 128, 128, 32, 4, 1, 1, False))
 TYPES = {"fp16": "__half", "bf16": "__nv_bfloat16"}
 
 
@@ -55,6 +59,8 @@ def write_table(decls, rows):
 //   128x128 8 warps: default for d = 64; at d = 128 Q is re-read from shared
 //           memory (keeping it in registers spilled) and the 170 KB of shared
 //           memory fit sm_90 only (sm_80 allows 163 KB)
+//   128x32  4 warps x 32 rows (d = 128): FA2's layout, half the K/V shared-
+//           memory reads per FLOP of the 8-warp tiles, Q re-read from smem
 //   16x64   decode / split-KV: 4 warps split each key tile (16 keys each),
 //           at least 3 CTAs/SM (<= 168 registers) to keep loads in flight
 #include "kernels/cuda/flash2/flash2_params.hpp"
