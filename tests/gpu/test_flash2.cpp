@@ -121,6 +121,10 @@ struct tile_case {
   std::int64_t d, br, bc;
   dtype t;
 };
+// Readable (and padding-free) parameter text in test names and ctest listings.
+void PrintTo(const tile_case& c, std::ostream* os) {
+  *os << "d" << c.d << " " << to_string(c.t) << " " << c.br << "x" << c.bc;
+}
 
 class Flash2Tiles : public ::testing::TestWithParam<tile_case> {};
 
