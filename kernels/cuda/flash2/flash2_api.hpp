@@ -32,9 +32,13 @@ double model_flops_executed_packed(const problem& p);
 double model_bytes_packed(const problem& p);
 double model_flops_executed_splitkv(const problem& p);
 double model_bytes_splitkv(const problem& p);
-// The flash2 row's bytes by walking the kernel's own tiles (tests compare it
-// with harness model_bytes_flash2, which the row reports).
+// The flash2 and sparse rows' bytes (and the sparse row's executed FLOPs) by
+// walking the kernel's own tiles, which the rows report: a row tile that
+// visits no key tile skips its Q read, which harness model_bytes_flash2 /
+// model_bytes_sparse still count (tests compare the two).
 double model_bytes_flash2_cuda(const problem& p);
+double model_flops_executed_sparse_cuda(const problem& p);
+double model_bytes_sparse_cuda(const problem& p);
 
 // forced_splits > 0 overrides the split count of flash2_row::splitkv.
 std::unique_ptr<runner> make_flash2_runner(const problem& p, flash2_row row, int forced_splits);

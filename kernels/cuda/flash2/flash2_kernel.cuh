@@ -14,18 +14,24 @@
 // addresses of every ldmatrix phase land in 8 different 16-byte bank groups
 // (conflict-free; see swz below for why not an XOR swizzle).
 //
-// Expected bottleneck: tensor-core issue for long sequences (d = 128 reuses
-// each K/V byte for BM rows: 128 rows -> 64 FLOP per byte of K/V, far above
-// H200's ~190 FLOP/B ridge only once the L2 serves the re-reads; see
-// docs/flash2.md). The same kernel serves the sparse, packed-GQA and split-KV
-// rows through runtime parameters (flash2_params.hpp).
+// Expected bottleneck (not measured here; docs/flash2.md says how): a CTA
+// does 4 * BM * d FLOPs per key against 4 * d bytes of K and V (fp16/bf16),
+// i.e. BM FLOP per K/V byte -- 128 for BM = 128, below H200's ~200 FLOP/B
+// ridge. If every CTA's K/V reads came from HBM the kernel would be memory
+// bound; it can reach the tensor-core limit only because the Nq / BM CTAs of
+// one head re-read the same K/V and the L2 (50 MB) serves those re-reads.
+// The same kernel serves the sparse, packed-GQA and split-KV rows through
+// runtime parameters (flash2_params.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
+#if !defined(ATTN_FLASH2_EMULATE)  // the host emulator (tests/emu) has no CUDA runtime
 #include "kernels/cuda/common/cuda_check.cuh"
+#endif
 #include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/cuda/flash2/flash2_ptx.cuh"
 #include "kernels/cuda/flash2/flash2_traits.cuh"
@@ -36,20 +42,16 @@ namespace f2 {
 
 constexpr float neg_inf = -__builtin_huge_valf();
 
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;  // ex2.approx: 2 ulp, exact 0 for -inf
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // Element offset of (row, 16-byte chunk) in a [rows][D + 8] tile. The 16-byte
 // pad per row shifts consecutive rows by one 16-byte bank group (row stride
 // 272 B for d = 128, 144 B for d = 64, both = 16 mod 128), so the 8 row
 // addresses of each ldmatrix phase hit 8 different bank groups. An XOR
-// swizzle saves the pad but was measured here (ptxas) to cost registers:
-// chunk ^ (row % 8) is not additive in the k step, so ptxas hoisted one
-// address register per (k step, operand) -- 219 registers for the 64x64
-// d = 128 tile versus 1xx with the pad, and spills for 128x128.
+// swizzle (chunk ^ row % 8) would save the pad (6% of the tile). Registers
+// are no argument either way: the swizzled draft measured 219 registers
+// for the 64x64 d = 128 tile, the padded kernel takes 245 there (sm_90,
+// docs/flash2.md), both without spills; the swizzle did spill at 128x128
+// (since reworked). The pad stays because its address math is additive in
+// the k step and its conflict-freedom is a one-line argument.
 template <int D>
 __device__ __forceinline__ int swz(int row, int chunk) {
   return row * (D + 8) + (chunk << 3);
@@ -357,9 +359,14 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
     for (int e = 0; e < 8; ++e) acc[e] = 0.f;
 #pragma unroll
     for (int w = 0; w < WN; ++w) {
+      // Threads c and c + 4 of a quarter-warp are 32 words apart: the odd
+      // group of four reads its upper half first, so each 128-bit phase
+      // touches 32 distinct banks (no 2-way conflict).
       const float* src = sO + (w * BM + row) * K::o_stride + c * 8;
-      const float4 x = *reinterpret_cast<const float4*>(src);
-      const float4 y = *reinterpret_cast<const float4*>(src + 4);
+      const bool hi_first = (c >> 2) & 1;
+      const float4 u = *reinterpret_cast<const float4*>(src + (hi_first ? 4 : 0));
+      const float4 z = *reinterpret_cast<const float4*>(src + (hi_first ? 0 : 4));
+      const float4 x = hi_first ? z : u, y = hi_first ? u : z;
       acc[0] += x.x; acc[1] += x.y; acc[2] += x.z; acc[3] += x.w;
       acc[4] += y.x; acc[5] += y.y; acc[6] += y.z; acc[7] += y.w;
     }
@@ -387,9 +394,31 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
   }
 }
 
+// Grid of one launch: row tiles x (batch, head group) x splits.
+template <class K>
+dim3 flash2_grid(const flash2_params& prm) {
+  const problem& p = prm.p;
+  return dim3(static_cast<unsigned>(row_tiles(p, prm.pack, K::BM)),
+              static_cast<unsigned>(p.B * (p.H / prm.pack)), static_cast<unsigned>(prm.splits));
+}
+
+// Empty when prm.p's tile is the compiled one; else why not. A problem
+// planned for another Br/Bc would make the byte/FLOP models and the tile walk
+// disagree with what runs.
+template <class K>
+std::string flash2_tile_mismatch(const flash2_params& prm) {
+  if (prm.p.Br == K::BM && prm.p.Bc == K::BN) return {};
+  return "flash2: problem tile Br x Bc = " + std::to_string(prm.p.Br) + "x" + std::to_string(prm.p.Bc) +
+         " launched on the " + std::to_string(K::BM) + "x" + std::to_string(K::BN) + " kernel";
+}
+
+#if !defined(ATTN_FLASH2_EMULATE)
 // Host launcher of one instantiation (called from its own translation unit).
+// The host emulator (tests/emu/emu_launch.hpp) defines its own, with the same
+// grid and tile check.
 template <class K>
 void launch_flash2_fwd(const flash2_params& prm, void* stream) {
+  if (std::string why = flash2_tile_mismatch<K>(prm); !why.empty()) throw backend_error(why);
   static const bool configured = [] {
     ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash2_fwd_kernel<K>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -397,11 +426,13 @@ void launch_flash2_fwd(const flash2_params& prm, void* stream) {
     return true;
   }();
   (void)configured;
-  const problem& p = prm.p;
-  const dim3 grid(static_cast<unsigned>(row_tiles(p, prm.pack, K::BM)),
-                  static_cast<unsigned>(p.B * (p.H / prm.pack)), static_cast<unsigned>(prm.splits));
-  flash2_fwd_kernel<K><<<grid, K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream)>>>(prm);
+  flash2_fwd_kernel<K><<<flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream)>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }
+#endif  // !ATTN_FLASH2_EMULATE
 
 }  // namespace attnbench::cuda
+
+#if defined(ATTN_FLASH2_EMULATE)
+#include "tests/emu/emu_launch.hpp"
+#endif

@@ -9,7 +9,16 @@
 // ldmatrix .x4: lanes 8i..8i+7 give the row addresses of 8x8 matrix i, and
 // register i of every lane receives (row lane/4, cols 2(lane%4)..+1) of matrix
 // i (of its transpose with .trans).
+//
+// Seam for the host emulator (tests/emu): with ATTN_FLASH2_EMULATE defined
+// (g++, no CUDA) the same names come from tests/emu/emu_ptx.hpp, host twins of
+// each instruction written from the PTX ISA; the kernel body is compiled
+// unchanged against them.
 #pragma once
+
+#if defined(ATTN_FLASH2_EMULATE)
+#include "tests/emu/emu_ptx.hpp"
+#else
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -17,6 +26,13 @@
 #include <cstdint>
 
 namespace attnbench::cuda::f2 {
+
+// 2^x by ex2.approx.ftz: 2 ulp, exact 0 for -inf, subnormal results flushed to 0.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -31,7 +47,8 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int sr
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  // "memory": shared-memory reads after the wait must not be hoisted above it.
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem) {
@@ -84,3 +101,5 @@ __device__ __forceinline__ std::uint32_t pack2<__half>(float lo, float hi) {
 }
 
 }  // namespace attnbench::cuda::f2
+
+#endif  // ATTN_FLASH2_EMULATE

@@ -103,14 +103,19 @@ support check_smem(const flash2_config& c) {
   return support::yes();
 }
 
-support check_main_tile(const problem& p) {
+// pack: query heads per CTA (1, or the GQA group for flash2_gqa_packed); the
+// grid's y extent is B * H / pack.
+support check_main_tile(const problem& p, std::int64_t pack = 1) {
   if (auto s = check_common(p); !s.ok) return s;
   const flash2_config* c = find_flash2_config(static_cast<int>(p.d), p.type, p.Br, p.Bc);
   if (!c)
     return support::no(fmt::format("no Br x Bc = {}x{} instantiation for d={} (have {})", p.Br, p.Bc,
                                    p.d, tile_list(static_cast<int>(p.d), p.type)));
   if (auto s = check_smem(*c); !s.ok) return s;
-  if (p.B * p.H > 65535) return support::no(fmt::format("B*H={} exceeds the grid's y limit 65535", p.B * p.H));
+  if (p.B * (p.H / pack) > 65535)
+    return support::no(pack == 1 ? fmt::format("B*H={} exceeds the grid's y limit 65535", p.B * p.H)
+                                 : fmt::format("B*H/group={} exceeds the grid's y limit 65535",
+                                               p.B * (p.H / pack)));
   return support::yes();
 }
 
@@ -177,6 +182,8 @@ double model_bytes_packed(const problem& p) { return walk(flash2_row::packed, p)
 double model_flops_executed_splitkv(const problem& p) { return walk(flash2_row::splitkv, p).flops_exec; }
 double model_bytes_splitkv(const problem& p) { return walk(flash2_row::splitkv, p).bytes; }
 double model_bytes_flash2_cuda(const problem& p) { return walk(flash2_row::flash2, p).bytes; }
+double model_flops_executed_sparse_cuda(const problem& p) { return walk(flash2_row::sparse, p).flops_exec; }
+double model_bytes_sparse_cuda(const problem& p) { return walk(flash2_row::sparse, p).bytes; }
 
 // ---- runner ----------------------------------------------------------------
 namespace {
@@ -263,8 +270,8 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
   rows.push_back(row("flash2",
                      "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), "
                      "causal tile bound, one write of O and lse",
-                     flash2_row::flash2, cuda::check_main_tile, model_flops_executed_flash2,
-                     model_bytes_flash2, base_memory));
+                     flash2_row::flash2, [](const problem& p) { return cuda::check_main_tile(p); },
+                     model_flops_executed_flash2, cuda::model_bytes_flash2_cuda, base_memory));
 
   rows.push_back(row("sparse",
                      "flash2 kernel visiting only key tiles under the local window or global tokens",
@@ -275,7 +282,7 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
                              "mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
                        return cuda::check_main_tile(p);
                      },
-                     model_flops_executed_sparse, model_bytes_sparse, base_memory));
+                     cuda::model_flops_executed_sparse_cuda, cuda::model_bytes_sparse_cuda, base_memory));
 
   rows.push_back(row("flash2_gqa_packed",
                      "flash2 with all query heads of a KV group packed into one CTA's rows: K/V "
@@ -284,7 +291,7 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
                      [](const problem& p) {
                        if (p.Hkv == p.H)
                          return support::no("Hkv = H: no query heads to pack; flash2 covers it");
-                       return cuda::check_main_tile(p);
+                       return cuda::check_main_tile(p, p.group());
                      },
                      cuda::model_flops_executed_packed, cuda::model_bytes_packed, base_memory));
 
