@@ -12,7 +12,8 @@
 # .debs/bin to the GPU machine). Budget: 8 minutes on one H200 with 16 cores.
 # Environment: GPU_CHECK_SWEEP_ARGS (extra sweep arguments, default
 # "--dtype bf16 --reps 5"), GPU_CHECK_BUILD_DIR (default build-gpu),
-# GPU_CHECK_TEST_TIMEOUT (seconds per test, default 120).
+# GPU_CHECK_TEST_TIMEOUT (seconds per test, default 120), GPU_CHECK_BUILD_S
+# (build time limit, default 240), GPU_CHECK_BUDGET_S (overall, default 470).
 set -uo pipefail
 if [[ $# -ne 1 ]]; then
   echo "usage: scripts/gpu_check.sh OUT_DIR" >&2
@@ -86,7 +87,7 @@ if ! step configure "$out/configure.log" 90 cmake "${cmake_args[@]}"; then
   exit 1
 fi
 grep -E "architectures|CUDA backend" "$out/configure.log" | sed 's/^-- /gpu_check: /' >&2
-if ! step build "$out/build.log" 240 cmake --build "$build" -j "$(nproc)"; then
+if ! step build "$out/build.log" "${GPU_CHECK_BUILD_S:-240}" cmake --build "$build" -j "$(nproc)"; then
   echo "gpu_check: build failed (tail of $out/build.log):" >&2
   tail -30 "$out/build.log" >&2
   exit 1
