@@ -42,7 +42,7 @@ TEST(CudaBackend, ContextHasDeviceInfoAndPlausibleCeilings) {
   const double bw = meas.at("bandwidth_gbps").get<double>();
   const double bw_theo = theo.at("bandwidth_gbps").get<double>();
   EXPECT_GT(bw, 0.3 * bw_theo) << "copy bandwidth far below the memory's";
-  EXPECT_LT(bw, 1.05 * bw_theo) << "copy bandwidth above the memory's: L2 measured?";
+  EXPECT_LT(bw, 1.1 * bw_theo) << "copy bandwidth above the memory's: L2 measured?";
   for (const char* t : {"fp32", "tf32", "fp16", "bf16"}) {
     ASSERT_TRUE(meas.at("tflops").contains(t)) << t;
     const double v = meas.at("tflops").at(t).get<double>();
