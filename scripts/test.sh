@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): setup, build the default preset, run
 # every ctest test (GPU tests skip with the reason when no device is usable),
-# then the Python tests.
+# then the Python tests, then regenerate every chart/report (results/ + a
+# fresh CPU quick sweep).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -20,4 +21,8 @@ if [[ $rc -eq 5 ]] && ! compgen -G "tests/python/test_*.py" >/dev/null && ! comp
   echo "test: no Python tests yet" >&2
   rc=0
 fi
-exit $rc
+[[ $rc -eq 0 ]] || exit $rc
+
+# Every chart and report regenerated from the JSON under results/ and from a
+# fresh CPU quick sweep (issue 5): fails if any script fails.
+bash scripts/regen_results.sh --sweep build/bin/attnbench
