@@ -24,7 +24,15 @@ if [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
 fi
 
 py="${PYTHON:-python3}"
-if ! "$py" -c 'import numpy, matplotlib, pytest' 2>/dev/null; then
+# Installs the requirements when any listed distribution is missing.
+if ! "$py" - "$here/requirements.txt" <<'PY' 2>/dev/null
+import importlib.metadata as md, re, sys
+for line in open(sys.argv[1]):
+    name = re.split(r"[<>=!~;\[ ]", line.split("#")[0].strip())[0]
+    if name:
+        md.version(name)
+PY
+then
   echo "setup: installing Python requirements" >&2
   "$py" -m pip install -q -r "$here/requirements.txt"
 fi
