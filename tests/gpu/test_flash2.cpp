@@ -88,6 +88,31 @@ TEST(Flash2Host, KernelTileWalkMatchesHarnessByteModel) {
     }
 }
 
+// A row tile that visits no key tile (causal, Nq > Nkv: the first rows see
+// no key) skips its Q read in the kernel; the rows report the walk's bytes,
+// harness model_bytes_flash2 / model_bytes_sparse still count that Q.
+TEST(Flash2Host, RowTilesWithoutKeyTilesSkipQ) {
+  const problem p = f2_problem(1, 2, 2, 400, 20, 64, dtype::fp16, "causal", 128, 64);
+  double skipped = 0;
+  for (std::int64_t r0 = 0; r0 < p.Nq; r0 += p.Br) {
+    const std::int64_t r1 = std::min(p.Nq, r0 + p.Br);
+    if (cuda::kv_tiles_for_queries(p, r0, r1, false).count() == 0) skipped += (r1 - r0) * p.d * 2.0;
+  }
+  skipped *= static_cast<double>(p.B * p.H);
+  EXPECT_GT(skipped, 0);
+  EXPECT_DOUBLE_EQ(cuda::model_bytes_flash2_cuda(p), model_bytes_flash2(p) - skipped);
+  const variant* f = find_variant("flash2", backend_kind::cuda);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(f->bytes(p), cuda::model_bytes_flash2_cuda(p));
+
+  const problem ps = f2_problem(1, 2, 2, 400, 20, 64, dtype::fp16, "causal+global:4", 128, 64);
+  const variant* s = find_variant("sparse", backend_kind::cuda);
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(s->bytes(ps), cuda::model_bytes_sparse_cuda(ps));
+  EXPECT_DOUBLE_EQ(s->flops_executed(ps), cuda::model_flops_executed_sparse_cuda(ps));
+  EXPECT_LE(s->bytes(ps), model_bytes_sparse(ps));
+}
+
 TEST(Flash2Host, SupportsReasons) {
   const variant* v = find_variant("flash2", backend_kind::cuda);
   ASSERT_NE(v, nullptr);

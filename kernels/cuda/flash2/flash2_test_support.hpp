@@ -2,7 +2,9 @@
 // test_sparse.cpp, test_gqa_packed.cpp, test_splitkv.cpp): run a row (or a
 // runner with forced settings) against the fp64 reference, bound its error by
 // twice cublas_unfused's error on the same problem, check the log-sum-exp, and
-// check that rows with no visible key come out as O = 0, lse = -inf.
+// check that rows with no visible key come out as O = 0, lse = -inf; every
+// row is compared when the fp64 reference is affordable (checked_rows), and
+// the whole O / lse is scanned for non-finite values either way.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include <iostream>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "harness/mask.hpp"
 #include "harness/tensors.hpp"
@@ -38,45 +41,104 @@ inline problem f2_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std:
   return p;
 }
 
-// Fixed bounds when cublas_unfused is absent or does not support the problem:
-// about 4x the rms relative error of rounding O alone (bf16 2^-9, fp16 2^-12
-// per element) plus P rounded to the input type before P V.
+// Fixed bounds when cublas_unfused is absent, does not support the problem
+// or misbehaves: about 4x the rms relative error of rounding O alone (bf16
+// 2^-9, fp16 2^-12 per element) plus P rounded to the input type before P V.
 inline double fixed_bound(dtype t) { return t == dtype::bf16 ? 1.6e-2 : 2.0e-3; }
 
-// Error bound for p: 2x cublas_unfused's rel-L2 error, or the fixed bound
-// (the reason goes to the test log).
-inline double error_bound(const problem& p, std::int64_t max_rows) {
-  const variant* base = find_variant("cublas_unfused", backend_kind::cuda);
-  if (!base) {
-    std::cout << "[flash2] cublas_unfused row absent: fixed bound " << fixed_bound(p.type) << "\n";
-    return fixed_bound(p.type);
-  }
-  const support s = base->supports(p);
-  if (!s.ok) {
-    std::cout << "[flash2] cublas_unfused does not run " << base->benchmark_name(p) << " (" << s.reason
-              << "): fixed bound " << fixed_bound(p.type) << "\n";
-    return fixed_bound(p.type);
-  }
-  const checked_run b = run_and_check(*base, p, max_rows);
-  // The baseline can be near exact on tiny problems; never demand more than
-  // the output rounding of the dtype allows (a quarter of the fixed bound).
-  return std::max(low_precision_bound(b.err.rel_l2), fixed_bound(p.type) / 4);
+// Rows compared with the fp64 reference: every row when the reference costs
+// at most ~5e8 multiply-adds (p.rows() * Nkv * d), else max_rows sampled ones.
+inline std::int64_t checked_rows(const problem& p, std::int64_t max_rows) {
+  const double work = static_cast<double>(p.rows()) * static_cast<double>(p.Nkv) * static_cast<double>(p.d);
+  return work <= 5e8 ? p.rows() : max_rows;
 }
 
-// Same steps as run_and_check, for a runner made outside the registry.
-inline checked_run run_runner_and_check(runner& r, const problem& p, std::int64_t max_rows,
-                                        std::uint64_t seed = 1234) {
+// One run of a flash2-family kernel checked against fp64: the rel-L2 report
+// over the checked rows, the worst single row, and a scan of the WHOLE output
+// (sampled or not): O finite everywhere, lse finite where a row has a visible
+// key and exactly -inf where it has none.
+struct f2_checked_run {
+  error_report err;
+  host_outputs out;
+  std::int64_t rows_checked = 0;
+  double worst_row_rel = 0;  // max over checked rows of ||O_r - ref_r|| / ||ref_r|| (absolute if ref_r = 0)
+  std::int64_t worst_row = -1;
+  std::int64_t o_nonfinite = 0;    // non-finite elements anywhere in O
+  std::int64_t lse_bad = 0;        // rows whose lse is NaN/inf though visible, or not -inf though empty
+  std::int64_t first_lse_bad = -1;
+};
+
+inline f2_checked_run check_outputs(const problem& p, const host_inputs& in, host_outputs out,
+                                    std::int64_t max_rows) {
+  f2_checked_run c;
+  const auto rows = sample_rows(p, checked_rows(p, max_rows));
+  const reference_rows ref = reference_softmax(in, rows);
+  c.err = compare_rows(p, out.o, out.lse, rows, ref.o, ref.lse);
+  c.rows_checked = static_cast<std::int64_t>(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    double num = 0, den = 0;
+    for (std::int64_t e = 0; e < p.d; ++e) {
+      const double got = out.o[rows[r] * p.d + e], want = ref.o[r * p.d + e];
+      num += (got - want) * (got - want);
+      den += want * want;
+    }
+    const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    if (!(rel <= c.worst_row_rel)) {  // NaN wins
+      c.worst_row_rel = rel;
+      c.worst_row = rows[r];
+      if (std::isnan(rel)) break;
+    }
+  }
+  for (const float x : out.o) c.o_nonfinite += !std::isfinite(x);
+  if (out.lse.size() != static_cast<std::size_t>(p.rows())) {
+    c.lse_bad = p.rows();
+  } else {
+    for (std::int64_t row = 0; row < p.rows(); ++row) {
+      const float l = out.lse[row];
+      const bool empty = visible_keys(p, row % p.Nq) == 0;
+      const bool ok = empty ? (std::isinf(l) && l < 0) : std::isfinite(l);
+      if (!ok && c.lse_bad++ == 0) c.first_lse_bad = row;
+    }
+  }
+  c.out = std::move(out);
+  return c;
+}
+
+// Runs a runner made outside the registry (or by it) and checks it.
+inline f2_checked_run run_runner_and_check(runner& r, const problem& p, std::int64_t max_rows,
+                                           std::uint64_t seed = 1234) {
   const host_inputs in = make_inputs(p, seed);
   r.set_inputs(in);
   r.poison_outputs();
   r.run();
   ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
-  checked_run c;
-  c.out = r.get_outputs();
-  const auto rows = sample_rows(p, max_rows);
-  const reference_rows ref = reference_softmax(in, rows);
-  c.err = compare_rows(p, c.out.o, c.out.lse, rows, ref.o, ref.lse);
-  return c;
+  return check_outputs(p, in, r.get_outputs(), max_rows);
+}
+
+// Error bound for p: 2x cublas_unfused's rel-L2 error, or the fixed bound
+// (the reason goes to the test log).
+inline double error_bound(const problem& p, std::int64_t max_rows) {
+  const double fixed = fixed_bound(p.type);
+  const variant* base = find_variant("cublas_unfused", backend_kind::cuda);
+  if (!base) {
+    std::cout << "[flash2] cublas_unfused row absent: fixed bound " << fixed << "\n";
+    return fixed;
+  }
+  const support s = base->supports(p);
+  if (!s.ok) {
+    std::cout << "[flash2] cublas_unfused does not run " << base->benchmark_name(p) << " (" << s.reason
+              << "): fixed bound " << fixed << "\n";
+    return fixed;
+  }
+  const checked_run b = run_and_check(*base, p, checked_rows(p, max_rows));
+  if (b.err.nonfinite != 0 || !std::isfinite(b.err.rel_l2)) {
+    std::cout << "[flash2] cublas_unfused gave " << b.err.nonfinite << " non-finite values (rel_l2 "
+              << b.err.rel_l2 << ") on " << base->benchmark_name(p) << ": fixed bound " << fixed << "\n";
+    return fixed;
+  }
+  // The baseline can be near exact on tiny problems; never demand more than
+  // the output rounding of the dtype allows (a quarter of the fixed bound).
+  return std::max(low_precision_bound(b.err.rel_l2), fixed / 4);
 }
 
 // lse is fp32 from fp32 scores: only exp2/log rounding and summation order.
@@ -85,17 +147,14 @@ constexpr double kLseBound = 2e-3;
 // Rows with no visible key: every element of O is exactly 0 and lse is -inf.
 inline void expect_masked_rows_clean(const problem& p, const host_outputs& out) {
   ASSERT_EQ(out.lse.size(), static_cast<std::size_t>(p.rows()));
-  std::int64_t checked = 0;
   for (std::int64_t bh = 0; bh < p.B * p.H; ++bh)
     for (std::int64_t i = 0; i < p.Nq; ++i) {
       if (visible_keys(p, i) != 0) continue;
       const std::int64_t row = bh * p.Nq + i;
-      ++checked;
       EXPECT_TRUE(std::isinf(out.lse[row]) && out.lse[row] < 0) << "row " << row << " lse " << out.lse[row];
       for (std::int64_t c = 0; c < p.d; ++c)
         ASSERT_EQ(out.o[row * p.d + c], 0.0f) << "row " << row << " col " << c;
     }
-  (void)checked;
 }
 
 inline std::int64_t fully_masked_rows(const problem& p) {
@@ -104,18 +163,29 @@ inline std::int64_t fully_masked_rows(const problem& p) {
   return n;
 }
 
-// Runs row `name` on p and checks O (bound), lse and masked rows.
+// Every check of one run against `bound`; `what` names it in failures.
+inline void expect_accurate(const f2_checked_run& c, const problem& p, double bound, const std::string& what) {
+  EXPECT_EQ(c.err.nonfinite, 0) << what << " first bad row " << c.err.first_bad_row;
+  EXPECT_EQ(c.o_nonfinite, 0) << what << ": non-finite O outside/inside the checked rows";
+  EXPECT_EQ(c.lse_bad, 0) << what << " first bad lse row " << c.first_lse_bad;
+  EXPECT_LE(c.err.rel_l2, bound) << what << " first bad row " << c.err.first_bad_row << " (" << c.rows_checked
+                                 << " rows checked)";
+  EXPECT_LE(c.worst_row_rel, 4 * bound) << what << " worst row " << c.worst_row;
+  EXPECT_LE(c.err.lse_max_abs, kLseBound) << what;
+  expect_masked_rows_clean(p, c.out);
+}
+
+// Runs row `name` on p and checks O (bound, per row, whole tensor), lse and
+// masked rows. max_rows applies only when the reference over every row would
+// cost more than checked_rows allows.
 inline void expect_row_accurate(const char* name, const problem& p, std::int64_t max_rows = 512) {
   const variant* v = find_variant(name, backend_kind::cuda);
   ASSERT_NE(v, nullptr) << name << " row missing";
   const support s = v->supports(p);
   ASSERT_TRUE(s.ok) << v->benchmark_name(p) << ": " << s.reason;
   const double bound = error_bound(p, max_rows);
-  const checked_run c = run_and_check(*v, p, max_rows);
-  EXPECT_EQ(c.err.nonfinite, 0) << v->benchmark_name(p) << " first bad row " << c.err.first_bad_row;
-  EXPECT_LE(c.err.rel_l2, bound) << v->benchmark_name(p) << " first bad row " << c.err.first_bad_row;
-  EXPECT_LE(c.err.lse_max_abs, kLseBound) << v->benchmark_name(p);
-  expect_masked_rows_clean(p, c.out);
+  auto r = v->make_runner(p);
+  expect_accurate(run_runner_and_check(*r, p, max_rows), p, bound, v->benchmark_name(p));
 }
 
 }  // namespace attnbench::testing
