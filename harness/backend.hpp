@@ -24,6 +24,8 @@ struct backend_error : std::runtime_error {
 
 struct timing_options {
   bool hot = false;  // skip the L2 flush before each timed sample (GPU)
+  // When set, timed_sample() wraps its launches (not the flush) in a range of this name.
+  std::string range;
 };
 
 class backend {

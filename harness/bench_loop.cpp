@@ -88,7 +88,8 @@ validation_result validate_once(backend& be, runner& r, const configuration& c, 
 timing_result time_configuration(backend& be, runner& r, const configuration& c, const sweep_options& opt,
                                  double validation_run_s) {
   timing_result t;
-  const timing_options topt{opt.hot};
+  const timing_options topt{opt.hot, {}};
+  const timing_options ranged_topt{opt.hot, c.name};  // NVTX range = benchmark name (Nsight merge key)
   const double rep_time = opt.rep_time_s > 0 ? opt.rep_time_s : default_rep_time(be);
   std::int64_t iterations = 1;
   if (be.manual_time()) {
@@ -125,13 +126,13 @@ timing_result time_configuration(backend& be, runner& r, const configuration& c,
     }
     for (auto _ : st) {
       try {
-        be.range_push(c.name);
         if (manual) {
-          st.SetIterationTime(be.timed_sample(r, batch, topt));
+          st.SetIterationTime(be.timed_sample(r, batch, ranged_topt));
         } else {
+          be.range_push(c.name);
           r.run();
+          be.range_pop();
         }
-        be.range_pop();
       } catch (const backend_error& e) {
         error = e.what();
         sticky = e.sticky;

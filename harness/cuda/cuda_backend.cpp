@@ -137,9 +137,12 @@ class cuda_backend final : public backend {
       // Outside the timed region: the start event is recorded after the flush.
       ATTN_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++ & 0xff, flush_.bytes(), s));
     }
+    if (!opt.range.empty()) range_push(opt.range);  // the range holds the launches, not the flush
     events_->start(s);
     for (int i = 0; i < std::max(1, batch); ++i) r.run();
-    return events_->stop(s) / std::max(1, batch);
+    const double seconds = events_->stop(s) / std::max(1, batch);
+    if (!opt.range.empty()) range_pop();
+    return seconds;
   }
 
   void synchronize() override {
