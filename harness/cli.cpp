@@ -304,17 +304,26 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     fmt::print("{}\n", to_json(spec).dump(2));
     return exit_ok;
   }
-  std::unique_ptr<backend> be = open_backend(c.backend);
+  // A dry run only lists configurations: an explicit --backend cuda needs no device for it.
+  std::unique_ptr<backend> be;
+  backend_kind kind = backend_kind::cpu;
+  if (c.dry_run && c.backend != backend_choice::auto_) {
+    kind = c.backend == backend_choice::cuda ? backend_kind::cuda : backend_kind::cpu;
+    if (kind == backend_kind::cuda && !cuda_backend_built())
+      throw input_error("this attnbench was built without CUDA: use --backend cpu");
+  } else {
+    be = open_backend(c.backend);
+    kind = be->kind();
+  }
   for (const auto& name : c.overrides.variant)
-    if (!find_variant(name, be->kind())) {
+    if (!find_variant(name, kind)) {
       std::set<std::string> known;
       for (const auto& r : registry())
-        if (r.backend == be->kind()) known.insert(r.name);
+        if (r.backend == kind) known.insert(r.name);
       throw input_error(fmt::format("unknown variant '{}' for backend {} (known: {})", name,
-                                    to_string(be->kind()), fmt::join(known, ", ")));
+                                    to_string(kind), fmt::join(known, ", ")));
     }
-  const std::vector<configuration> configs =
-      select(expand(spec, registry(), be->kind()), c.filter, c.shard);
+  const std::vector<configuration> configs = select(expand(spec, registry(), kind), c.filter, c.shard);
   if (c.dry_run) {
     int run = 0;
     for (const auto& cfg : configs) {

@@ -46,3 +46,16 @@ add_test(NAME cli_kill_and_resume
          COMMAND bash ${cli_dir}/kill_resume.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_kill_resume)
 set_tests_properties(cli_list cli_dry_run_quick cli_kill_and_resume PROPERTIES LABELS "cpu;cli" TIMEOUT 300)
+
+# The presets list every CUDA row without a device (a dry run opens no backend).
+if(ATTNBENCH_WITH_CUDA)
+  foreach(preset quick decode)
+    add_test(NAME cli_cuda_dry_run_${preset}
+             COMMAND ${attnbench_bin} sweep --preset ${preset} --backend cuda --dry-run)
+    set_tests_properties(cli_cuda_dry_run_${preset} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  endforeach()
+  set_tests_properties(cli_cuda_dry_run_quick PROPERTIES PASS_REGULAR_EXPRESSION
+    "flash2/cuda/bf16/[^\n]* run\n.*flash2_gqa_packed/cuda/[^\n]* run\n.*sparse/cuda/[^\n]* run")
+  set_tests_properties(cli_cuda_dry_run_decode PROPERTIES PASS_REGULAR_EXPRESSION
+    "flash2_splitkv/cuda/[^\n]*Nkv:131072[^\n]* run")
+endif()
