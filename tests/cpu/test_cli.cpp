@@ -2,6 +2,7 @@
 // process (ATTNBENCH_BIN): correct output on .npy inputs, exit status 2 and
 // one error line for bad ones.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -27,8 +28,11 @@ struct proc_result {
   std::string out, err;
 };
 
+// One folder per test and process: ctest -j runs these tests concurrently.
 std::string dir() {
-  const auto d = std::filesystem::temp_directory_path() / "attnbench_test_cli";
+  const auto* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto d = std::filesystem::temp_directory_path() / "attnbench_test_cli" /
+                 (std::string(t ? t->name() : "none") + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d.string();
 }
