@@ -109,6 +109,24 @@ void validate(const problem& p) {
     throw input_error(fmt::format("bad mask '{}'", to_string(p.mask)));
 }
 
+problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,
+                     std::int64_t Nkv, std::int64_t d, dtype t, std::string_view mask, std::int64_t Br,
+                     std::int64_t Bc) {
+  problem p;
+  p.B = B;
+  p.H = H;
+  p.Hkv = Hkv;
+  p.Nq = Nq;
+  p.Nkv = Nkv;
+  p.d = d;
+  p.type = t;
+  p.mask = parse_mask(mask);
+  p.Br = Br;
+  p.Bc = Bc;
+  validate(p);
+  return p;
+}
+
 std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p) {
   return fmt::format("{}/{}/{}/B:{}/H:{}/Hkv:{}/Nq:{}/Nkv:{}/d:{}/mask:{}/Br:{}/Bc:{}", variant,
                      backend, to_string(p.type), p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d,

@@ -74,6 +74,11 @@ void validate(const problem& p);
 // "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"
 std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p);
 
+// Builds and validates a problem (tests, tools); throws input_error.
+problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,
+                     std::int64_t Nkv, std::int64_t d, dtype t, std::string_view mask,
+                     std::int64_t Br = 64, std::int64_t Bc = 64);
+
 // Parses a positive integer for option/axis `what`; throws input_error.
 std::int64_t parse_positive(std::string_view s, std::string_view what);
 

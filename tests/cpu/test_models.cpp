@@ -10,17 +10,7 @@ namespace {
 
 problem make(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
              std::int64_t d, const char* mask, std::int64_t Br = 16, std::int64_t Bc = 16) {
-  problem p;
-  p.B = B;
-  p.H = H;
-  p.Hkv = Hkv;
-  p.Nq = Nq;
-  p.Nkv = Nkv;
-  p.d = d;
-  p.mask = parse_mask(mask);
-  p.Br = Br;
-  p.Bc = Bc;
-  return p;
+  return make_problem(B, H, Hkv, Nq, Nkv, d, dtype::fp32, mask, Br, Bc);
 }
 
 TEST(models, flops_softmax_by_hand) {

@@ -42,19 +42,7 @@ inline const std::vector<std::string>& softmax_masks() {
 
 inline problem make_problem(const shape& s, dtype t, const std::string& mask, std::int64_t br = 64,
                             std::int64_t bc = 64) {
-  problem p;
-  p.B = s.B;
-  p.H = s.H;
-  p.Hkv = s.Hkv;
-  p.Nq = s.Nq;
-  p.Nkv = s.Nkv;
-  p.d = s.d;
-  p.type = t;
-  p.mask = parse_mask(mask);
-  p.Br = br;
-  p.Bc = bc;
-  validate(p);
-  return p;
+  return attnbench::make_problem(s.B, s.H, s.Hkv, s.Nq, s.Nkv, s.d, t, mask, br, bc);
 }
 
 inline std::string describe(const problem& p) { return benchmark_name("case", "cuda", p); }

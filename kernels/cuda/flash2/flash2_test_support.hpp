@@ -26,19 +26,7 @@ namespace attnbench::testing {
 inline problem f2_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,
                           std::int64_t Nkv, std::int64_t d, dtype t, const char* mask,
                           std::int64_t Br = 128, std::int64_t Bc = 64) {
-  problem p;
-  p.B = B;
-  p.H = H;
-  p.Hkv = Hkv;
-  p.Nq = Nq;
-  p.Nkv = Nkv;
-  p.d = d;
-  p.type = t;
-  p.mask = parse_mask(mask);
-  p.Br = Br;
-  p.Bc = Bc;
-  validate(p);
-  return p;
+  return make_problem(B, H, Hkv, Nq, Nkv, d, t, mask, Br, Bc);
 }
 
 // Fixed bounds when cublas_unfused is absent, does not support the problem

@@ -97,11 +97,9 @@ __global__ void __launch_bounds__(32 * warps_per_block)
   const T* vh = v + kvz * p.Nkv * d;
   for (std::int64_t x = lane; x < d; x += 32) qs[warp][x] = phi(to_float(q[row * d + x]));
   __syncwarp();
-  // Keys j visible for linear attention: all (none) or j <= i' (causal).
-  std::int64_t jend = p.Nkv;
-  if (p.mask.kind == mask_kind::causal && i + p.Nkv - p.Nq + 1 < jend) jend = i + p.Nkv - p.Nq + 1;
   float acc[max_d_per_lane] = {}, den = 0.f;
-  for (std::int64_t j = 0; j < jend; ++j) {
+  for (std::int64_t j = 0; j < p.Nkv; ++j) {
+    if (!is_visible(p, i, j)) continue;  // linear rows accept none and causal only
     float part = 0.f;
     for (std::int64_t x = lane; x < d; x += 32) part += qs[warp][x] * phi(to_float(kh[j * d + x]));
     const float w = warp_sum(part);
