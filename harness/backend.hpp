@@ -9,18 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/registry.hpp"
+#include "core/variant.hpp"
 
 namespace attnbench {
-
-// A failure inside a backend call (CUDA/cuBLAS error text included). When
-// `sticky` is set the context is unusable: the harness records the
-// configuration as failed and ends the process; `--resume` carries on.
-struct backend_error : std::runtime_error {
-  bool sticky = false;
-  backend_error(const std::string& what, bool is_sticky = false)
-      : std::runtime_error(what), sticky(is_sticky) {}
-};
 
 struct timing_options {
   bool hot = false;  // skip the L2 flush before each timed sample (GPU)

@@ -252,7 +252,7 @@ measurement run_configuration(backend& be, const configuration& c, reference_cac
   try {
     check_fault(c, opt);
     host_inputs& in = cache.inputs(p);
-    std::unique_ptr<runner> r = c.row->make_runner(p);
+    std::unique_ptr<runner> r = c.row->make(p);
     r->set_inputs(in);
     double validation_run_s = 0;
     m.val = validate_once(be, *r, c, cache, &validation_run_s);
@@ -298,7 +298,7 @@ sweep_totals run_sweep(backend& be, const std::vector<configuration>& configs, r
     if (!c.sup.ok) continue;
     double f = 0;
     try {
-      f = c.row->flops_executed ? c.row->flops_executed(c.p) : 0;
+      f = c.row->model ? c.row->model(c.p).flops_executed : 0;
     } catch (const std::exception&) {
     }
     cost[i] = 1e8 + std::max(f, 0.0);  // fixed per-configuration overhead + work

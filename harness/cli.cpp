@@ -229,44 +229,20 @@ std::unique_ptr<backend> open_backend(backend_choice choice) {
 #endif
 }
 
+// What the row declares (its capabilities and tags), not a probe.
 std::string supports_summary(const variant& v) {
-  // Probe supports() on small problems: a property counts when any of a few
-  // base problems (MHA or GQA, a few masks, Nq = Nkv or decode) accepts it.
-  auto accepts = [&](const problem& p) {
-    try {
-      return v.supports ? v.supports(p).ok : true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  };
-  auto probe = [&](auto&& edit) {
-    for (std::int64_t hkv : {4, 1})
-      for (const char* m : {"none", "causal", "local:64,0"})
-        for (std::int64_t nq : {256, 1}) {  // prefill-like and decode-like shapes
-          problem p;
-          p.H = 4;
-          p.Hkv = hkv;
-          p.Nq = nq;
-          p.Nkv = nq == 1 ? 4096 : 256;
-          p.type = v.backend == backend_kind::cuda ? dtype::bf16 : dtype::fp32;
-          p.mask = parse_mask(m);
-          edit(p);
-          if (accepts(p)) return true;
-        }
-    return false;
-  };
-  std::vector<std::string> types, masks;
-  for (dtype t : {dtype::fp32, dtype::fp16, dtype::bf16})
-    if (probe([&](problem& p) { p.type = t; })) types.emplace_back(to_string(t));
-  for (const char* m : {"none", "causal", "local:64,0", "local:32,32+global:8"})
-    if (probe([&](problem& p) { p.mask = parse_mask(m); })) masks.emplace_back(m);
-  const bool gqa = probe([](problem& p) { p.Hkv = 1; });
-  const bool decode = probe([](problem& p) { p.Nq = 1; });
+  std::vector<std::string> types, masks, tags, dims;
+  for (dtype t : v.caps.dtypes) types.emplace_back(to_string(t));
+  for (auto m : mask_feature_names(v.caps.masks)) masks.emplace_back(m);
+  for (tag t : v.tags) tags.emplace_back(to_string(t));
+  for (auto d : v.caps.head_dims) dims.push_back(std::to_string(d));
   auto list = [](const std::vector<std::string>& l, const char* sep) {
     return l.empty() ? std::string("-") : fmt::format("{}", fmt::join(l, sep));
   };
-  return fmt::format("dtypes {}; masks {}; gqa {}; Nq=1 {}", list(types, ","), list(masks, " "),
-                     gqa ? "yes" : "no", decode ? "yes" : "no");
+  return fmt::format("dtypes {}; masks {}; d {}; gqa {}; Nq {}; tags {}", list(types, ","),
+                     list(masks, ","), dims.empty() ? "any" : list(dims, ","),
+                     v.caps.gqa_only ? "only" : v.caps.gqa ? "yes" : "no",
+                     v.caps.max_nq > 0 ? fmt::format("<= {}", v.caps.max_nq) : "any", list(tags, ","));
 }
 
 int cmd_list(const std::vector<std::string>& args) {
@@ -422,14 +398,12 @@ int cmd_run(const std::vector<std::string>& args) {
     throw input_error(fmt::format("unknown variant '{}' for backend {} (known: {})", c.variant,
                                   to_string(be->kind()), fmt::join(known, ", ")));
   }
-  if (row->supports) {
-    const support s = row->supports(p);
-    if (!s.ok) throw input_error(fmt::format("{} does not support this problem: {}", c.variant, s.reason));
-  }
+  if (const support s = row->supports(p); !s.ok)
+    throw input_error(fmt::format("{} does not support this problem: {}", c.variant, s.reason));
   host_inputs in{p, std::move(q.data), std::move(k.data), std::move(v.data)};
   for (auto* t : {&in.q, &in.k, &in.v})
     for (float& x : *t) x = round_to(p.type, x);
-  std::unique_ptr<runner> r = row->make_runner(p);
+  std::unique_ptr<runner> r = row->make(p);
   r->set_inputs(in);
   r->poison_outputs();
   r->run();

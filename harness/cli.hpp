@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/registry.hpp"
+#include "kernels/registry.hpp"
 #include "harness/sweep.hpp"
 
 namespace attnbench {

@@ -1,5 +1,7 @@
 #include "harness/context.hpp"
 
+#include "kernels/registry.hpp"
+
 #include <array>
 #include <benchmark/benchmark.h>
 #include <cstdio>
@@ -111,6 +113,30 @@ std::string join_command_line(int argc, char** argv) {
   return s;
 }
 
+json variant_rows_json() {
+  json rows = json::array();
+  for (const variant& v : registry()) {
+    json tags = json::array(), types = json::array(), masks = json::array();
+    for (tag t : v.tags) tags.push_back(std::string(to_string(t)));
+    for (dtype t : v.caps.dtypes) types.push_back(std::string(to_string(t)));
+    for (auto m : mask_feature_names(v.caps.masks)) masks.push_back(std::string(m));
+    rows.push_back({{"name", v.name},
+                    {"backend", std::string(to_string(v.backend))},
+                    {"math", std::string(to_string(v.math))},
+                    {"summary", v.summary},
+                    {"writes_lse", v.writes_lse},
+                    {"tags", tags},
+                    {"capabilities",
+                     {{"dtypes", types},
+                      {"masks", masks},
+                      {"head_dims", v.caps.head_dims},
+                      {"gqa", v.caps.gqa},
+                      {"gqa_only", v.caps.gqa_only},
+                      {"max_nq", v.caps.max_nq > 0 ? json(v.caps.max_nq) : json(nullptr)}}}});
+  }
+  return rows;
+}
+
 json make_context(backend& be, bool measure_ceilings, const run_facts& facts) {
   json c = gbench_context();
   c["attnbench_version"] = attnbench_version;
@@ -131,6 +157,7 @@ json make_context(backend& be, bool measure_ceilings, const run_facts& facts) {
                  {"aggregate", "median"},
                  {"l2_flush", facts.l2_flush},
                  {"clock", be.kind() == backend_kind::cuda ? "cuda_events" : "steady_clock"}};
+  c["variants"] = variant_rows_json();
   json b = be.context(measure_ceilings);
   if (b.is_object()) c.update(b);
   if (!c.contains("device")) c["device"] = "unknown";

@@ -32,6 +32,9 @@ std::string slug(std::string_view text);
 // Shell-quotes argv into one line.
 std::string join_command_line(int argc, char** argv);
 
+// Every registry row as context.variants (docs/json_schema.md).
+nlohmann::json variant_rows_json();
+
 nlohmann::json make_context(backend& be, bool measure_ceilings, const run_facts& facts);
 
 }  // namespace attnbench

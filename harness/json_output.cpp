@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 
-#include "harness/models.hpp"
+#include "kernels/models/models.hpp"
 #include "harness/tensors.hpp"
 
 namespace attnbench {
@@ -81,10 +81,18 @@ json make_entry(const configuration& c, const measurement& m) {
   e["d"] = p.d;
   e["Br"] = p.Br;
   e["Bc"] = p.Bc;
-  const json flops = model_value(v.flops, p);
-  const json bytes = model_value(v.bytes, p);
+  json flops = nullptr, flops_executed = nullptr, bytes = nullptr;
+  if (v.model) {
+    try {
+      const model_figures f = v.model(p);
+      flops = number_or_null(f.flops);
+      flops_executed = number_or_null(f.flops_executed);
+      bytes = number_or_null(f.bytes);
+    } catch (const std::exception&) {
+    }
+  }
   e["flops"] = flops;
-  e["flops_executed"] = model_value(v.flops_executed, p);
+  e["flops_executed"] = flops_executed;
   e["bytes"] = bytes;
   e["bytes_min"] = model_value(model_bytes_min, p);
   e["bytes_counted"] = m.val.counted_bytes >= 0 ? json(m.val.counted_bytes) : json(nullptr);

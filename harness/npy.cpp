@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 namespace attnbench {
 

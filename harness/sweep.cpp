@@ -331,9 +331,10 @@ std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant
                       throw input_error(fmt::format("group '{}': {}", g.name, e.what()));
                     }
                     for (const variant* v : vs) {
-                      configuration c{v, p, g.name, v->benchmark_name(p), {}};
+                      const problem rp = v->resolved(p);
+                      configuration c{v, rp, g.name, v->benchmark_name(rp), {}};
                       if (!seen.insert(c.name).second) continue;
-                      c.sup = v->supports ? v->supports(p) : support::yes();
+                      c.sup = v->supports(rp);
                       out.push_back(std::move(c));
                     }
                   }

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/problem.hpp"
-#include "harness/registry.hpp"
+#include "core/problem.hpp"
+#include "kernels/registry.hpp"
 
 namespace attnbench {
 

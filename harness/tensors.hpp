@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "harness/registry.hpp"
+#include "core/variant.hpp"
 
 namespace attnbench {
 

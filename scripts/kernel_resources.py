@@ -3,7 +3,7 @@
 
 Subcommands:
   wrap -- NVCC ARGS...   CUDA compiler launcher (tests/static_checks.cmake sets it on
-                         attnbench_lib): compiles with `-Xptxas -v` and keeps ptxas's
+                         attnbench_* libraries): compiles with `-Xptxas -v` and keeps ptxas's
                          per-kernel report next to the object as OBJ.ptxas.txt.
   report                 collects every OBJ.ptxas.txt under --build-dir into a JSON
                          report: per kernel and arch, registers, static shared memory,

@@ -55,7 +55,7 @@ if(ATTNBENCH_WITH_CUDA)
     set_tests_properties(cli_cuda_dry_run_${preset} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
   endforeach()
   set_tests_properties(cli_cuda_dry_run_quick PROPERTIES PASS_REGULAR_EXPRESSION
-    "flash2/cuda/bf16/[^\n]* run\n.*flash2_gqa_packed/cuda/[^\n]* run\n.*sparse/cuda/[^\n]* run")
+    "flash2/cuda/bf16/[^\n]* run\n.*sparse/cuda/[^\n]* run\n.*flash2_gqa_packed/cuda/[^\n]* run")
   set_tests_properties(cli_cuda_dry_run_decode PROPERTIES PASS_REGULAR_EXPRESSION
     "flash2_splitkv/cuda/[^\n]*Nkv:131072[^\n]* run")
 endif()

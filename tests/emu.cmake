@@ -32,7 +32,7 @@ target_compile_options(attnbench_emu_kernels PRIVATE $<$<CXX_COMPILER_ID:GNU,Cla
 # The test side: reference, inputs and mask helpers compiled in directly
 # (not attnbench_lib, which would bring a second copy of the instance table).
 add_executable(attnbench_emu_flash2 ${ab_emu_dir}/emu_test.cpp
-               ${CMAKE_SOURCE_DIR}/harness/tensors.cpp ${CMAKE_SOURCE_DIR}/harness/problem.cpp
+               ${CMAKE_SOURCE_DIR}/harness/tensors.cpp ${CMAKE_SOURCE_DIR}/core/problem.cpp
                ${CMAKE_SOURCE_DIR}/kernels/reference/attention_reference.cpp
                $<TARGET_OBJECTS:attnbench_emu_kernels>)
 target_include_directories(attnbench_emu_flash2 PRIVATE ${CMAKE_SOURCE_DIR})

@@ -1,5 +1,5 @@
 # Static checks of the compiled CUDA kernels (ctest label `static`; they need
-# no GPU). scripts/kernel_resources.py wraps nvcc for attnbench_lib so every
+# no GPU). scripts/kernel_resources.py wraps nvcc for the attnbench_* libraries so every
 # CUDA object keeps ptxas's `-v` report beside it; the `kernel_resources`
 # target collects them into ${CMAKE_BINARY_DIR}/kernel_resources.json after
 # each build (the cuda backend puts it into the JSON context), and the tests
@@ -14,8 +14,8 @@ if(ATTNBENCH_WITH_CUDA)
   endif()
   set(ab_kr_script ${CMAKE_SOURCE_DIR}/scripts/kernel_resources.py)
   set(ab_kr_json ${CMAKE_BINARY_DIR}/kernel_resources.json)
-  set_property(TARGET attnbench_lib PROPERTY CUDA_COMPILER_LAUNCHER
-               ${Python3_EXECUTABLE} ${ab_kr_script} wrap --)
+  set_property(TARGET attnbench_core attnbench_kernels attnbench_harness PROPERTY
+               CUDA_COMPILER_LAUNCHER ${Python3_EXECUTABLE} ${ab_kr_script} wrap --)
   # Only the backend needs the path: a source property keeps the rest of the
   # library's compile flags unchanged.
   set_source_files_properties(${CMAKE_SOURCE_DIR}/harness/cuda/cuda_backend.cpp
@@ -25,7 +25,7 @@ if(ATTNBENCH_WITH_CUDA)
     COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} report --build-dir ${CMAKE_BINARY_DIR}
             --out ${ab_kr_json}
     COMMENT "kernel resources -> ${ab_kr_json}" VERBATIM)
-  add_dependencies(kernel_resources attnbench_lib)
+  add_dependencies(kernel_resources attnbench_core attnbench_kernels attnbench_harness)
 
   add_test(NAME static.kernel_resources
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check --build-dir ${CMAKE_BINARY_DIR})

@@ -2,8 +2,8 @@
 // and a random fill for the GEMM operands (never time on zeros).
 #include "harness/cuda/ceiling_kernels.hpp"
 
-#include "kernels/cuda/common/cuda_check.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/dtype_traits.cuh"
 
 namespace attnbench::cuda {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 namespace attnbench::cuda {
 

@@ -20,7 +20,7 @@
 
 #include "harness/backend.hpp"
 #include "harness/cuda/ceiling_kernels.hpp"
-#include "kernels/cuda/common/device_buffer.cuh"
+#include "core/cuda/device_buffer.cuh"
 
 namespace attnbench {
 

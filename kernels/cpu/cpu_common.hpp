@@ -6,7 +6,7 @@
 // "Global memory" on the CPU means the runner's arrays (Q, K, V, O, lse and
 // each algorithm's workspace); "on-chip" means a thread's tile buffers. Every
 // copy between the two goes through load()/store(), which count
-// 4 bytes per float (the CPU computes in fp32); harness/models.cpp predicts
+// 4 bytes per float (the CPU computes in fp32); kernels/models/models.cpp predicts
 // the same totals with dtype_bytes(p.type), equal at fp32.
 #pragma once
 
@@ -15,8 +15,8 @@
 #include <memory>
 #include <vector>
 
-#include "harness/models.hpp"
-#include "harness/registry.hpp"
+#include "kernels/models/models.hpp"
+#include "kernels/registry.hpp"
 
 namespace attnbench::cpu {
 
@@ -86,7 +86,7 @@ float sum(const float* x, std::int64_t n);
 
 // Masks row i of a score tile holding keys [c0, c0 + n): entries of keys not
 // visible to i become `masked` (-inf for softmax, 0 for linear attention).
-// Whole-row fast path when every key of the tile is visible (harness/mask.hpp).
+// Whole-row fast path when every key of the tile is visible (core/mask.hpp).
 void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
               float masked);
 
@@ -110,7 +110,7 @@ inline qbh_task qbh_task_of(const problem& p, std::int64_t t) {
   return {num_q_tiles(p) - 1 - t / (p.B * p.H), bh / p.H, bh % p.H};
 }
 
-// Flat offsets of the layouts in harness/problem.hpp.
+// Flat offsets of the layouts in core/problem.hpp.
 inline std::int64_t q_offset(const problem& p, std::int64_t b, std::int64_t h, std::int64_t i) {
   return ((b * p.H + h) * p.Nq + i) * p.d;
 }
@@ -137,11 +137,11 @@ class cpu_runner : public runner {
 };
 
 // Runners of each algorithm (one file each).
-std::unique_ptr<runner> make_naive_runner(const problem& p);
-std::unique_ptr<runner> make_naive_gqa_expand_runner(const problem& p);
-std::unique_ptr<runner> make_flash1_runner(const problem& p);
-std::unique_ptr<runner> make_flash2_runner(const problem& p);
-std::unique_ptr<runner> make_sparse_runner(const problem& p);
-std::unique_ptr<runner> make_linear_runner(const problem& p);
+std::unique_ptr<runner> make_naive_runner(const problem& p, bool writes_lse);
+std::unique_ptr<runner> make_naive_gqa_expand_runner(const problem& p, bool writes_lse);
+std::unique_ptr<runner> make_flash1_runner(const problem& p, bool writes_lse);
+std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse);
+std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse);
+std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse);
 
 }  // namespace attnbench::cpu

@@ -1,21 +1,15 @@
-// The CPU rows of the registry: the only place CPU variants are listed.
+// The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp); models in harness/models.cpp.
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp); its model in
+// kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
-#include "harness/registry.hpp"
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/registry.hpp"
 
 namespace attnbench {
 
 namespace {
-
-using cpu_make = std::unique_ptr<runner> (*)(const problem&);
-
-support fp32_only(const problem& p) {
-  if (p.type != dtype::fp32) return support::no("cpu backend computes in fp32 only");
-  return support::yes();
-}
 
 // Host memory of one run: Q, K, V, O (+ lse) in fp32, the algorithm's
 // workspace, and each thread's tile buffers (generous bound).
@@ -28,94 +22,95 @@ std::int64_t tile_bytes(const problem& p) {
 }
 std::int64_t score_bytes(const problem& p) { return 2 * 4 * p.B * p.H * p.Nq * p.Nkv; }  // S, P
 
-variant cpu_row(std::string name, attention_math math, std::string summary, bool lse,
-                std::function<support(const problem&)> extra,
-                std::function<double(const problem&)> flops,
-                std::function<double(const problem&)> flops_executed,
-                std::function<double(const problem&)> bytes,
-                std::function<std::int64_t(const problem&)> workspace, cpu_make make) {
-  variant v;
-  v.name = std::move(name);
-  v.backend = backend_kind::cpu;
-  v.math = math;
-  v.summary = std::move(summary);
-  v.writes_lse = lse;
-  v.supports = [extra](const problem& p) {
-    if (support s = fp32_only(p); !s.ok) return s;
-    return extra ? extra(p) : support::yes();
-  };
-  v.flops = std::move(flops);
-  v.flops_executed = std::move(flops_executed);
-  v.bytes = std::move(bytes);
-  v.memory_bytes = [lse, workspace](const problem& p) {
-    return io_bytes(p, lse) + tile_bytes(p) + (workspace ? workspace(p) : 0);
-  };
-  v.make_runner = [make](const problem& p) { return make(p); };
-  return v;
+// Memory of a row writing lse or not, plus its workspace.
+template <bool lse, std::int64_t (*workspace)(const problem&)>
+std::int64_t cpu_memory(const problem& p) {
+  return io_bytes(p, lse) + tile_bytes(p) + (workspace ? workspace(p) : 0);
 }
+std::int64_t no_workspace(const problem&) { return 0; }
+std::int64_t expand_workspace(const problem& p) {
+  return score_bytes(p) + 2 * 4 * p.B * p.H * p.Nkv * p.d;
+}
+std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  // l, m
+std::int64_t linear_workspace(const problem& p) {
+  return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
+         (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
+}
+
+template <double (*executed)(const problem&), double (*bytes)(const problem&),
+          double (*useful)(const problem&) = model_flops_softmax>
+model_figures cpu_model(const problem& p) {
+  return {useful(p), executed(p), bytes(p)};
+}
+
+const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
 
 }  // namespace
 
 void add_cpu_variants(std::vector<variant>& rows) {
-  rows.push_back(cpu_row(
-      "naive", attention_math::softmax,
-      "S = QK^T and P = softmax(S) materialised in memory, then O = PV", false, nullptr,
-      model_flops_softmax, model_flops_executed_naive, model_bytes_naive, score_bytes,
-      cpu::make_naive_runner));
-
-  rows.push_back(cpu_row(
-      "naive_gqa_expand", attention_math::softmax,
-      "copies K/V to H heads (GQA baseline), then naive", false,
-      [](const problem& p) {
-        if (p.Hkv < p.H) return support::yes();
-        return support::no(fmt::format(
-            "naive_gqa_expand needs Hkv < H (got H = Hkv = {}); naive covers it", p.H));
-      },
-      model_flops_softmax, model_flops_executed_naive, model_bytes_naive_gqa_expand,
-      [](const problem& p) { return score_bytes(p) + 2 * 4 * p.B * p.H * p.Nkv * p.d; },
-      cpu::make_naive_gqa_expand_runner));
-
-  rows.push_back(cpu_row(
-      "flash1", attention_math::softmax,
-      "FlashAttention-1: KV-outer loop, O/l/m read and written per block", false, nullptr,
-      model_flops_softmax, model_flops_executed_flash1, model_bytes_flash1,
-      [](const problem& p) { return 2 * 4 * p.rows(); },  // l, m
-      cpu::make_flash1_runner));
-
-  rows.push_back(cpu_row(
-      "flash2", attention_math::softmax,
-      "FlashAttention-2: Q-outer loop, online softmax, one write of O and lse, native GQA",
-      true, nullptr, model_flops_softmax, model_flops_executed_flash2, model_bytes_flash2,
-      nullptr, cpu::make_flash2_runner));
-
-  rows.push_back(cpu_row(
-      "sparse", attention_math::softmax,
-      "flash2 visiting only key tiles under the local window or global tokens", true,
-      [](const problem& p) {
-        if (p.mask.kind == mask_kind::local || p.mask.global > 0) return support::yes();
-        return support::no(fmt::format(
-            "mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
-      },
-      model_flops_softmax, model_flops_executed_sparse, model_bytes_sparse, nullptr,
-      cpu::make_sparse_runner));
-
-  rows.push_back(cpu_row(
-      "linear", attention_math::linear,
-      "linear attention, elu+1 features: K^T V state (non-causal), chunked prefix (causal)",
-      false,
-      [](const problem& p) {
-        if (p.mask.global == 0 &&
-            (p.mask.kind == mask_kind::none || p.mask.kind == mask_kind::causal))
-          return support::yes();
-        return support::no(fmt::format(
-            "linear attention supports masks none and causal only, not {}", to_string(p.mask)));
-      },
-      model_flops_linear, model_flops_executed_linear, model_bytes_linear,
-      [](const problem& p) {
-        return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
-               (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
-      },
-      cpu::make_linear_runner));
+  rows.push_back({
+      .name = "naive",
+      .summary = "S = QK^T and P = softmax(S) materialised in memory, then O = PV",
+      .caps = fp32_softmax,
+      .tags = {tag::baseline, tag::unfused},
+      .model = cpu_model<model_flops_executed_naive, model_bytes_naive>,
+      .memory_bytes = cpu_memory<false, score_bytes>,
+      .make_runner = cpu::make_naive_runner,
+  });
+  rows.push_back({
+      .name = "naive_gqa_expand",
+      .summary = "copies K/V to H heads (GQA baseline), then naive",
+      .caps = {.dtypes = {dtype::fp32}, .gqa_only = true},
+      .tags = {tag::unfused, tag::gqa},
+      .model = cpu_model<model_flops_executed_naive, model_bytes_naive_gqa_expand>,
+      .memory_bytes = cpu_memory<false, expand_workspace>,
+      .make_runner = cpu::make_naive_gqa_expand_runner,
+  });
+  rows.push_back({
+      .name = "flash1",
+      .summary = "FlashAttention-1: KV-outer loop, O/l/m read and written per block",
+      .caps = fp32_softmax,
+      .tags = {tag::fused, tag::tiled},
+      .model = cpu_model<model_flops_executed_flash1, model_bytes_flash1>,
+      .memory_bytes = cpu_memory<false, flash1_workspace>,
+      .make_runner = cpu::make_flash1_runner,
+  });
+  rows.push_back({
+      .name = "flash2",
+      .summary = "FlashAttention-2: Q-outer loop, online softmax, one write of O and lse, native GQA",
+      .writes_lse = true,
+      .caps = fp32_softmax,
+      .tags = {tag::fused, tag::tiled},
+      .model = cpu_model<model_flops_executed_flash2, model_bytes_flash2>,
+      .memory_bytes = cpu_memory<true, no_workspace>,
+      .make_runner = cpu::make_flash2_runner,
+  });
+  rows.push_back({
+      .name = "sparse",
+      .summary = "flash2 visiting only key tiles under the local window or global tokens",
+      .writes_lse = true,
+      .caps = fp32_softmax,
+      .tags = {tag::fused, tag::tiled},
+      .check =
+          [](const problem& p) {
+            if (p.mask.kind == mask_kind::local || p.mask.global > 0) return support::yes();
+            return support::no(fmt::format("mask {} has no local/global sparsity; flash2 covers it",
+                                           to_string(p.mask)));
+          },
+      .model = cpu_model<model_flops_executed_sparse, model_bytes_sparse>,
+      .memory_bytes = cpu_memory<true, no_workspace>,
+      .make_runner = cpu::make_sparse_runner,
+  });
+  rows.push_back({
+      .name = "linear",
+      .math = attention_math::linear,
+      .summary = "linear attention, elu+1 features: K^T V state (non-causal), chunked prefix (causal)",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
+      .tags = {tag::fused},
+      .model = cpu_model<model_flops_executed_linear, model_bytes_linear, model_flops_linear>,
+      .memory_bytes = cpu_memory<false, linear_workspace>,
+      .make_runner = cpu::make_linear_runner,
+  });
 }
 
 }  // namespace attnbench

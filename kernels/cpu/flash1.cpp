@@ -28,7 +28,7 @@ namespace {
 
 class flash1_runner final : public cpu_runner {
  public:
-  explicit flash1_runner(const problem& p) : cpu_runner(p, false), l_(p.rows()), m_(p.rows()) {}
+  flash1_runner(const problem& p, bool writes_lse) : cpu_runner(p, writes_lse), l_(p.rows()), m_(p.rows()) {}
 
   void run() override {
     const problem& p = p_;
@@ -108,8 +108,8 @@ class flash1_runner final : public cpu_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_flash1_runner(const problem& p) {
-  return std::make_unique<flash1_runner>(p);
+std::unique_ptr<runner> make_flash1_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<flash1_runner>(p, writes_lse);
 }
 
 }  // namespace attnbench::cpu

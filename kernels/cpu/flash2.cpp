@@ -96,7 +96,7 @@ tile_spans causal_bounded(const problem& p, std::int64_t qt) {
 
 class flash2_runner final : public cpu_runner {
  public:
-  explicit flash2_runner(const problem& p) : cpu_runner(p, true) {}
+  flash2_runner(const problem& p, bool writes_lse) : cpu_runner(p, writes_lse) {}
   void run() override {
     bytes_.reset();
     flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
@@ -106,8 +106,8 @@ class flash2_runner final : public cpu_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_flash2_runner(const problem& p) {
-  return std::make_unique<flash2_runner>(p);
+std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<flash2_runner>(p, writes_lse);
 }
 
 }  // namespace attnbench::cpu

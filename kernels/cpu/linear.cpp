@@ -25,8 +25,8 @@ namespace {
 
 class linear_runner final : public cpu_runner {
  public:
-  explicit linear_runner(const problem& p)
-      : cpu_runner(p, false),
+  linear_runner(const problem& p, bool writes_lse)
+      : cpu_runner(p, writes_lse),
         causal_(p.mask.kind == mask_kind::causal),
         first_chunk_(linear_first_chunk(p)),
         states_per_head_(causal_ ? num_kv_tiles(p) - first_chunk_ : 1),
@@ -166,8 +166,8 @@ class linear_runner final : public cpu_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_linear_runner(const problem& p) {
-  return std::make_unique<linear_runner>(p);
+std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<linear_runner>(p, writes_lse);
 }
 
 }  // namespace attnbench::cpu

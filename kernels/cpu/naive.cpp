@@ -89,8 +89,8 @@ namespace {
 
 class naive_runner final : public cpu_runner {
  public:
-  explicit naive_runner(const problem& p)
-      : cpu_runner(p, false), s_(p.B * p.H * p.Nq * p.Nkv), pm_(s_.size()) {}
+  naive_runner(const problem& p, bool writes_lse)
+      : cpu_runner(p, writes_lse), s_(p.B * p.H * p.Nq * p.Nkv), pm_(s_.size()) {}
   void run() override {
     bytes_.reset();
     naive_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), s_.data(), pm_.data(), bytes_);
@@ -102,8 +102,8 @@ class naive_runner final : public cpu_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_naive_runner(const problem& p) {
-  return std::make_unique<naive_runner>(p);
+std::unique_ptr<runner> make_naive_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<naive_runner>(p, writes_lse);
 }
 
 }  // namespace attnbench::cpu

@@ -16,8 +16,8 @@ namespace {
 
 class naive_gqa_expand_runner final : public cpu_runner {
  public:
-  explicit naive_gqa_expand_runner(const problem& p)
-      : cpu_runner(p, false),
+  naive_gqa_expand_runner(const problem& p, bool writes_lse)
+      : cpu_runner(p, writes_lse),
         pe_(expanded(p)),
         ke_(pe_.kv_elems()),
         ve_(pe_.kv_elems()),
@@ -63,8 +63,8 @@ class naive_gqa_expand_runner final : public cpu_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_naive_gqa_expand_runner(const problem& p) {
-  return std::make_unique<naive_gqa_expand_runner>(p);
+std::unique_ptr<runner> make_naive_gqa_expand_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<naive_gqa_expand_runner>(p, writes_lse);
 }
 
 }  // namespace attnbench::cpu

@@ -14,7 +14,7 @@ namespace {
 
 class sparse_runner final : public cpu_runner {
  public:
-  explicit sparse_runner(const problem& p) : cpu_runner(p, true) {}
+  sparse_runner(const problem& p, bool writes_lse) : cpu_runner(p, writes_lse) {}
   void run() override {
     bytes_.reset();
     flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
@@ -24,8 +24,8 @@ class sparse_runner final : public cpu_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_sparse_runner(const problem& p) {
-  return std::make_unique<sparse_runner>(p);
+std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<sparse_runner>(p, writes_lse);
 }
 
 }  // namespace attnbench::cpu

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <limits>
 
-#include "harness/mask.hpp"
+#include "core/mask.hpp"
 
 namespace attnbench {
 

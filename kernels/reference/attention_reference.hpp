@@ -1,13 +1,13 @@
 // fp64 CPU reference for softmax and linear attention: plain loops over
 // (query row, key), obviously right, no tiling. Computes only the requested
-// rows so large problems can be spot-checked (harness/tensors.hpp sample_rows).
+// rows so large problems can be spot-checked (the harness samples them).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "harness/registry.hpp"
+#include "core/variant.hpp"
 
 namespace attnbench {
 

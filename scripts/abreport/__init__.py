@@ -1,7 +1,9 @@
 """attnbench_report: charts, reports and run comparison from attnbench JSON.
 
-Modules: load (read + validate), data (typed runs and entries), roofs
-(ceilings, ridge point, bound), style (colours, markers, saving), one module
-per chart (roofline, speedup, tiles, gqa_decode, model_vs_measured), report
-(Markdown page), compare (two runs, CI exit status), cli (subcommands).
+Modules: load (read + validate; check holds the field checks), data (typed runs
+and entries), variants (the harness's registry rows, context.variants: baselines
+and greys come from them, never from names), roofs (ceilings, ridge point, bound),
+style (colours, markers, saving), one module per chart (roofline, speedup, tiles,
+gqa_decode, model_vs_measured), report (Markdown page), compare (two runs, CI exit
+status), cli (subcommands).
 """

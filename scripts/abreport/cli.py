@@ -68,7 +68,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, metavar="DIR",
                    help="output folder (one input); with several inputs, DIR/<run name>/ each plus DIR/index.md")
     r.add_argument("--baseline", metavar="VARIANT",
-                   help="speedup baseline (default: cublas_unfused on cuda runs, naive on cpu runs)")
+                   help="speedup baseline (default: the run's row tagged baseline in context.variants; "
+                        "files without context.variants have none)")
     _formats_arg(r)
 
     for name, helptext in CHART_HELP.items():
@@ -79,7 +80,8 @@ def parser() -> argparse.ArgumentParser:
         _formats_arg(c)
         if name == "speedup":
             c.add_argument("--baseline", metavar="VARIANT",
-                           help="baseline variant (default: cublas_unfused on cuda runs, naive on cpu runs)")
+                           help="baseline variant (default: the run's row tagged baseline in "
+                                "context.variants; files without context.variants have none)")
 
     cp = sub.add_parser("compare", help="per-configuration time ratio B/A; exit 1 on a slowdown beyond the noise")
     cp.add_argument("a", metavar="A", help="reference run (JSON or .log.jsonl)")

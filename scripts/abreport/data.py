@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from .variants import BACKENDS, VariantRow, baseline_of, names_tagged
+
 # Problem fields that, with variant/backend/dtype/mask, identify a configuration.
 SHAPE_FIELDS = ("B", "H", "Hkv", "Nq", "Nkv", "d")
 TILE_FIELDS = ("Br", "Bc")
@@ -122,6 +124,8 @@ class Run:
     context: dict
     ceilings: Ceilings
     entries: list[Entry]
+    # The harness's registry rows (context.variants); () for files written before it listed them.
+    variants: tuple[VariantRow, ...] = ()
 
     def ctx(self, key: str, default: str = "unknown") -> str:
         v = self.context.get(key)
@@ -138,6 +142,17 @@ class Run:
             return b
         backends = sorted({e.backend for e in self.entries})
         return ",".join(backends) if backends else "unknown"
+
+    @property
+    def default_baseline(self) -> Optional[str]:
+        """The run's row of its backend tagged baseline; None without one (no default)."""
+        return baseline_of(self.variants, self.backend)
+
+    def rows_of_backend(self) -> tuple[VariantRow, ...]:
+        """The rows of the run's backend, in registry order (every row when it is unknown)."""
+        if self.backend not in BACKENDS:
+            return self.variants
+        return tuple(r for r in self.variants if r.backend == self.backend)
 
     @property
     def commit(self) -> str:
@@ -170,6 +185,10 @@ class Dataset:
             if not (r.ceilings.measured.empty and r.ceilings.theoretical.empty):
                 return r.ceilings
         return Ceilings()
+
+    def tagged(self, tag: str) -> set[str]:
+        """Names of the variant rows carrying `tag` in any run."""
+        return set().union(*(names_tagged(r.variants, tag) for r in self.runs))
 
     @property
     def dtypes(self) -> list[str]:

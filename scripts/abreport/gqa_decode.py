@@ -38,7 +38,7 @@ def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
     shapes = _gqa_shapes(ds.entries, dtype)
     if not shapes:
         return None
-    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    colors = style.colors_for(ds)
     fig = style.new_figure(10.5, 3.2 * len(shapes) + 0.6)
     axes = fig.subplots(len(shapes), 2, squeeze=False)
     handles: dict[str, Line2D] = {}
@@ -93,7 +93,7 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
     es = [e for e in ds.entries if e.ok and e.dtype == dtype and e.Nq <= DECODE_MAX_NQ]
     if not es:
         return None
-    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    colors = style.colors_for(ds)
     d_vals = sorted({e.d for e in es})
     best = best_by(es, key=lambda e: (e.run, e.variant, e.problem_key))
     pts_all = list(best.values())

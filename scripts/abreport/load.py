@@ -6,12 +6,13 @@ Every problem becomes an `InputError` naming the file and the field, e.g.
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any, Optional
 
+from .check import _Checker, _describe
 from .data import Ceilings, CeilingSet, Dataset, Entry, Run
 from .errors import InputError
+from .variants import VariantRow, parse_variants
 
 STATUSES = ("ok", "skipped", "failed")
 STR_FIELDS = ("name", "variant", "backend", "dtype", "mask", "status")
@@ -21,79 +22,6 @@ OK_POSITIVE_FIELDS = ("time_ms", "flops", "bytes")
 OK_NONNEG_FIELDS = ("tflops", "gbps", "intensity")
 OPTIONAL_NONNEG_FIELDS = ("time_cv", "bytes_min", "dram_bytes_measured", "l2_bytes_measured",
                           "kernel_time_ncu", "max_abs_err", "lse_err")
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _describe(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, str):
-        return f'"{v[:40]}"'
-    if isinstance(v, (list, dict)):
-        return "an array" if isinstance(v, list) else "an object"
-    return repr(v)
-
-
-class _Checker:
-    """Validates fields of one object at `where` (e.g. "benchmarks[3]") in `file`."""
-
-    def __init__(self, file: str, where: str, obj: dict) -> None:
-        self.file, self.where, self.obj = file, where, obj
-
-    def _path(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def fail(self, key: str, problem: str) -> InputError:
-        return InputError(self.file, self._path(key), problem)
-
-    def string(self, key: str, required: bool = True) -> Optional[str]:
-        if key not in self.obj:
-            if required:
-                raise self.fail(key, "missing")
-            return None
-        v = self.obj[key]
-        if not isinstance(v, str) or not v:
-            raise self.fail(key, f"expected a non-empty string, got {_describe(v)}")
-        return v
-
-    def number(self, key: str, required: bool = True, positive: bool = False,
-               nonneg: bool = False, nullable: bool = False) -> Optional[float]:
-        if key not in self.obj:
-            if required:
-                raise self.fail(key, "missing")
-            return None
-        v = self.obj[key]
-        if v is None and nullable:
-            return None
-        if not _is_number(v):
-            raise self.fail(key, f"expected a number, got {_describe(v)}")
-        if not math.isfinite(v):
-            raise self.fail(key, f"expected a finite number, got {v}")
-        if positive and v <= 0:
-            raise self.fail(key, f"expected a positive number, got {v}")
-        if nonneg and v < 0:
-            raise self.fail(key, f"expected a non-negative number, got {v}")
-        return float(v)
-
-    def integer(self, key: str) -> int:
-        v = self.number(key, positive=True)
-        assert v is not None
-        if v != int(v):
-            raise self.fail(key, f"expected a positive integer, got {v}")
-        return int(v)
-
-    def boolean(self, key: str) -> Optional[bool]:
-        if key not in self.obj or self.obj[key] is None:
-            return None
-        v = self.obj[key]
-        if not isinstance(v, bool):
-            raise self.fail(key, f"expected true or false, got {_describe(v)}")
-        return v
 
 
 def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
@@ -148,9 +76,10 @@ def _ceiling_set(file: str, where: str, obj: Any) -> CeilingSet:
     return CeilingSet(bandwidth_gbps=bw, tflops=peaks)
 
 
-def parse_context(file: str, obj: Any) -> tuple[dict, Ceilings]:
+def parse_context(file: str, obj: Any) -> tuple[dict, Ceilings, tuple[VariantRow, ...]]:
+    """The context as read, its ceilings and its variant rows (() when it lists none)."""
     if obj is None:
-        return {}, Ceilings()
+        return {}, Ceilings(), ()
     if not isinstance(obj, dict):
         raise InputError(file, "context", f"expected an object, got {_describe(obj)}")
     c = _Checker(file, "context", obj)
@@ -159,14 +88,15 @@ def parse_context(file: str, obj: Any) -> tuple[dict, Ceilings]:
             raise c.fail(k, f"expected a string, got {_describe(obj[k])}")
     if obj.get("backend") not in (None, "cpu", "cuda"):
         raise c.fail("backend", f'expected "cpu" or "cuda", got {_describe(obj["backend"])}')
+    rows = parse_variants(file, obj.get("variants"))
     ceil = obj.get("ceilings")
     if ceil is None:
-        return obj, Ceilings()
+        return obj, Ceilings(), rows
     if not isinstance(ceil, dict):
         raise c.fail("ceilings", f"expected an object, got {_describe(ceil)}")
     return obj, Ceilings(measured=_ceiling_set(file, "context.ceilings.measured", ceil.get("measured")),
                          theoretical=_ceiling_set(file, "context.ceilings.theoretical",
-                                                  ceil.get("theoretical")))
+                                                  ceil.get("theoretical"))), rows
 
 
 def _keep(obj: Any) -> bool:
@@ -208,11 +138,11 @@ def load_json(path: str, label: str) -> Run:
         raise InputError(path, "benchmarks", f"expected an array, got {_describe(bms)}")
     if "context" not in doc:
         raise InputError(path, "context", "missing")
-    context, ceilings = parse_context(path, doc["context"])
+    context, ceilings, rows = parse_context(path, doc["context"])
     entries = [parse_entry(path, label, f"benchmarks[{i}]", b) for i, b in enumerate(bms) if _keep(b)]
     if not entries:
         raise InputError(path, "benchmarks", "empty (no entries)")
-    return Run(path=path, label=label, context=context, ceilings=ceilings, entries=entries)
+    return Run(path=path, label=label, context=context, ceilings=ceilings, entries=entries, variants=rows)
 
 
 def load_log(path: str, label: str) -> Run:
@@ -220,6 +150,7 @@ def load_log(path: str, label: str) -> Run:
     holding a `context` object (written first by the harness) gives the run's context."""
     context: dict = {}
     ceilings = Ceilings()
+    rows: tuple[VariantRow, ...] = ()
     entries: list[Entry] = []
     text = _read_text(path)
     lines = text.splitlines()
@@ -233,13 +164,13 @@ def load_log(path: str, label: str) -> Run:
                 continue
         obj = _json(path, line, line=n)
         if isinstance(obj, dict) and isinstance(obj.get("context"), dict) and "name" not in obj:
-            context, ceilings = parse_context(path, obj["context"])
+            context, ceilings, rows = parse_context(path, obj["context"])
             continue
         if _keep(obj):
             entries.append(parse_entry(path, label, f"line {n}", obj))
     if not entries:
         raise InputError(path, "", "empty (no entries)")
-    return Run(path=path, label=label, context=context, ceilings=ceilings, entries=entries)
+    return Run(path=path, label=label, context=context, ceilings=ceilings, entries=entries, variants=rows)
 
 
 def run_label(path: str) -> str:

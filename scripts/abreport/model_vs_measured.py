@@ -22,7 +22,7 @@ def build(ds: Dataset) -> Built:
         out.notes.append("model vs measured: no entry has dram_bytes_measured "
                          "(run the Nsight Compute scripts, docs/profiling.md)")
         return out
-    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    colors = style.colors_for(ds)
     variants = sorted({e.variant for e in es})
     dtypes = sorted({e.dtype for e in es})
     ratios = {v: [e.dram_bytes_measured / e.bytes for e in es if e.variant == v] for v in variants}

@@ -1,6 +1,6 @@
-"""The Markdown report of one run: context, ceilings, best configuration per variant
-(TFLOP/s, GB/s, % of roofline, memory- or compute-bound, error), every chart embedded by
-relative path, and what was skipped or failed with the reasons."""
+"""The Markdown report of one run: context, ceilings, the run's variant rows (context.variants),
+best configuration per variant (TFLOP/s, GB/s, % of roofline, memory- or compute-bound, error),
+every chart embedded by relative path, and what was skipped or failed with the reasons."""
 from __future__ import annotations
 
 import os
@@ -11,6 +11,7 @@ from . import gqa_decode, model_vs_measured, roofline, speedup, tiles
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import position
+from .variants import BACKENDS
 
 
 # One line under each chart: how to read it (docs/charts.md has the long form).
@@ -152,6 +153,25 @@ def _best_table(ds: Dataset) -> tuple[list[str], list[str]]:
     return lines, verdicts
 
 
+def _variants_table(ds: Dataset) -> list[str]:
+    """The run's registry rows of its backend (context.variants): what each variant is."""
+    run = ds.runs[0]
+    rows = run.rows_of_backend()
+    if not run.variants:
+        return ["This run lists no variant rows (no `context.variants`: written before the harness "
+                "recorded its registry), so the speedup chart has no default baseline (pass `--baseline`)."]
+    counts = Counter((e.variant, e.backend) for e in ds.ok_entries)
+    lines = ["Rows of the harness's registry for this run's backend, in registry order (`context.variants`; "
+             "tags in docs/json_schema.md). `baseline` is the speedup baseline; `unfused` rows are grey in "
+             "the charts.", "",
+             "| variant | tags | writes lse | configurations ok | what it computes |", "|---|---|---|---:|---|"]
+    for r in rows:
+        name = f"{r.name} ({r.backend})" if run.backend not in BACKENDS else r.name
+        lines.append(f"| {md_escape(name)} | {md_escape(', '.join(r.tags)) or '—'} | "
+                     f"{'yes' if r.writes_lse else 'no'} | {counts.get((r.name, r.backend), 0)} | {md_escape(r.summary) or '—'} |")
+    return lines
+
+
 def _verdict(e: Entry, p, nm: int, nc: int) -> str:
     head = f"- **{e.variant}** ({e.dtype}): "
     if p.pct_of_roof is None:
@@ -224,6 +244,7 @@ def _accuracy(ds: Dataset) -> list[str]:
 def render(ds: Dataset, built: Built, out_dir: str) -> str:
     lines = [f"# attnbench report — {ds.device} ({ds.backend})", ""]
     lines += _context_table(ds) + ["", "## Ceilings", ""] + _ceiling_table(ds)
+    lines += ["", "## Variants", ""] + _variants_table(ds)
     table, verdicts = _best_table(ds)
     lines += ["", "## Best configuration per variant", "",
               "The configuration with the highest TFLOP/s for each variant and dtype. "

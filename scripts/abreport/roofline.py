@@ -61,7 +61,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
     if not entries:
         return None
     ceil = ds.ceilings
-    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    colors = style.colors_for(ds)
     mkey, markers = _marker_axis(entries)
 
     xs_pts = np.array([e.roof_intensity for e in entries], dtype=float)

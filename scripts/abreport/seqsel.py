@@ -9,7 +9,3 @@ def seq_entries(entries: list[Entry], dtype: str) -> list[Entry]:
     sel = [e for e in entries if e.ok and e.dtype == dtype and e.Nq == e.Nkv]
     grouped = [e for e in sel if e.group == "seq"]
     return grouped or sel
-
-
-def default_baseline(backend: str) -> str:
-    return "cublas_unfused" if backend == "cuda" else "naive"

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from . import style
 from .chart import Built, Chart
 from .data import Dataset, Entry, best_by
-from .seqsel import default_baseline, seq_entries
+from .seqsel import seq_entries
 
 
 def _series_key(e: Entry, multi_shape: bool, multi_run: bool) -> str:
@@ -52,9 +52,26 @@ def _grid(fig, d_vals: list[int], masks: list[str]):
     return panels, bottom
 
 
-def _baseline_for(ds: Dataset, baseline: Optional[str]) -> dict[str, str]:
-    """Baseline variant per run: --baseline, else by the run's backend."""
-    return {r.label: baseline or default_baseline(r.backend) for r in ds.runs}
+def baselines(ds: Dataset, baseline: Optional[str]) -> dict[str, Optional[str]]:
+    """Baseline variant per run: --baseline, else the run's row of its backend tagged
+    baseline in context.variants; None (no speedup for that run) without one."""
+    return {r.label: baseline or r.default_baseline for r in ds.runs}
+
+
+def baseline_notes(ds: Dataset, bases: dict[str, Optional[str]]) -> list[str]:
+    """Why a run has no baseline: its file lists no variant rows, or none is tagged baseline."""
+    notes = []
+    for r in ds.runs:
+        if bases[r.label] is not None:
+            continue
+        if not r.variants:
+            why = ("lists no variant rows (no context.variants: written before the harness recorded "
+                   "its registry), so it has no default baseline")
+        else:
+            why = f"has no {r.backend} row tagged baseline in context.variants"
+        notes.append(f"speedup: run {r.label} {why}; speedup chart not drawn for it "
+                     "(pass --baseline VARIANT)")
+    return notes
 
 
 def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
@@ -65,12 +82,12 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
         return out
     best = best_by(entries, key=lambda e: (e.run, e.variant, e.problem_key))
     pts = list(best.values())
-    colors = style.variant_colors(e.variant for e in ds.ok_entries)
+    colors = style.colors_for(ds)
     d_vals = sorted({e.d for e in pts})
     masks = sorted({e.mask for e in pts}, key=lambda m: (m != "none", m != "causal", m))
     multi_shape = len({(e.B, e.H, e.Hkv) for e in pts}) > 1
     multi_run = len(ds.runs) > 1
-    bases = _baseline_for(ds, baseline)
+    bases = baselines(ds, baseline)
     rstyle = style.run_styles([r.label for r in ds.runs])
     seqs = sorted({e.Nq for e in pts})
 
@@ -90,7 +107,7 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
 
     nrows, ncols = _layout(d_vals, masks)
     width, height = 4.0 * ncols + 2.6, 2.9 * nrows + 0.6
-    base_names = ", ".join(sorted(set(bases.values())))
+    base_names = ", ".join(sorted({b for b in bases.values() if b is not None}))
 
     # TFLOP/s against sequence length
     fig = style.new_figure(width, height)
@@ -117,6 +134,8 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
                                               "panels": [f"d={d} {m}" for d, m in panels]}))
 
     if not ratios:
+        if not base_names:  # no run has a baseline: build() said why
+            return out
         out.notes.append(f"speedup ({dtype}): baseline {base_names} has no entry sharing a problem "
                          "with another variant; speedup chart not drawn")
         return out
@@ -163,6 +182,7 @@ def _decorate(ax, d: int, mask: str, seqs: list[int], ylabel: str, sel: list) ->
 
 def build(ds: Dataset, baseline: Optional[str] = None) -> Built:
     out = Built()
+    out.notes += baseline_notes(ds, baselines(ds, baseline))
     for dt in ds.dtypes:
         out.extend(build_dtype(ds, dt, baseline))
     return out

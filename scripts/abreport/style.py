@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import TYPE_CHECKING, Collection, Iterable
 
 import matplotlib
 
@@ -11,12 +11,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+from .variants import UNFUSED  # noqa: E402
+
+if TYPE_CHECKING:
+    from .data import Dataset
+
 FORMATS = ("png", "svg")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-# Colour-blind-friendly (Okabe-Ito, then tab10 extras); the baseline gets grey.
+# Colour-blind-friendly (Okabe-Ito, then tab10 extras) for fused rows; greys for the rows
+# tagged unfused in context.variants (the reference points every other curve is read against).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
            "#8C564B", "#000000", "#BCBD22", "#17BECF")
-BASELINES = ("naive", "cublas_unfused")
+GREYS = ("#7F7F7F", "#4D4D4D", "#A6A6A6", "#262626", "#BFBFBF")
 
 plt.rcParams.update({
     "figure.dpi": 110,
@@ -33,17 +39,24 @@ plt.rcParams.update({
 })
 
 
-def variant_colors(variants: Iterable[str]) -> dict[str, str]:
-    """Stable colours: sorted variant names, baselines grey."""
+def variant_colors(variants: Iterable[str], grey: Collection[str] = ()) -> dict[str, str]:
+    """Stable colours by sorted name: names in `grey` take the greys, the others the palette."""
     out: dict[str, str] = {}
-    i = 0
+    i = g = 0
     for v in sorted(set(variants)):
-        if v in BASELINES:
-            out[v] = "#7F7F7F" if v == "naive" else "#4D4D4D"
+        if v in grey:
+            out[v] = GREYS[g % len(GREYS)]
+            g += 1
         else:
             out[v] = PALETTE[i % len(PALETTE)]
             i += 1
     return out
+
+
+def colors_for(ds: "Dataset") -> dict[str, str]:
+    """Colours of the variants that ran in ds, the same in every chart of a report; the
+    rows tagged unfused in the runs' context.variants are grey."""
+    return variant_colors((e.variant for e in ds.ok_entries), grey=ds.tagged(UNFUSED))
 
 
 def markers_for(values: Iterable) -> dict:

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/backend.hpp"
-#include "harness/models.hpp"
+#include "kernels/models/models.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/reference/attention_reference.hpp"
 
@@ -51,23 +51,24 @@ class ref_runner final : public runner {
 };
 
 inline variant make_row(std::string name, mode m) {
-  variant v;
-  v.name = std::move(name);
-  v.backend = backend_kind::cpu;
-  v.math = attention_math::softmax;
-  v.summary = "test row";
-  v.writes_lse = true;
-  v.supports = [](const problem& p) {
-    return p.mask.kind == mask_kind::local ? support::no("test row: no local masks") : support::yes();
+  return {
+      .name = std::move(name),
+      .summary = "test row",
+      .writes_lse = true,
+      .check =
+          [](const problem& p) {
+            return p.mask.kind == mask_kind::local ? support::no("test row: no local masks")
+                                                   : support::yes();
+          },
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_softmax(p), model_flops_softmax(p), model_bytes_min(p)};
+          },
+      .memory_bytes = [m](const problem& p) -> std::int64_t {
+        return m == mode::huge ? (std::int64_t{1} << 60) : 8 * (p.q_elems() + 2 * p.kv_elems());
+      },
+      .make_runner = [m](const problem& p, bool) { return std::make_unique<ref_runner>(p, m); },
   };
-  v.flops = [](const problem& p) { return model_flops_softmax(p); };
-  v.flops_executed = v.flops;
-  v.bytes = [](const problem& p) { return model_bytes_min(p); };
-  v.memory_bytes = [m](const problem& p) -> std::int64_t {
-    return m == mode::huge ? (std::int64_t{1} << 60) : 8 * (p.q_elems() + 2 * p.kv_elems());
-  };
-  v.make_runner = [m](const problem& p) { return std::make_unique<ref_runner>(p, m); };
-  return v;
 }
 
 // good, nan, fail, sticky, huge, late (fails inside the timing loop), late_sticky

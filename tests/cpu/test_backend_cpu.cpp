@@ -39,7 +39,7 @@ TEST(backend_cpu, timed_sample_runs_the_batch) {
   p.Nq = p.Nkv = 8;
   p.d = 8;
   auto be = make_cpu_backend();
-  auto r = testing_rows::row("t_good")->make_runner(p);
+  auto r = testing_rows::row("t_good")->make(p);
   r->set_inputs(make_inputs(p));
   r->poison_outputs();
   EXPECT_GE(be->timed_sample(*r, 3, {}), 0.0);

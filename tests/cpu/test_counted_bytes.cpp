@@ -1,9 +1,9 @@
 // Bytes the CPU kernels count while they run equal each variant's model
-// (harness/models.cpp) exactly, over a grid of shapes with ragged lengths,
+// (kernels/models/models.cpp) exactly, over a grid of shapes with ragged lengths,
 // Nq != Nkv both ways, every mask kind, GQA and several tile shapes.
 #include <gtest/gtest.h>
 
-#include "harness/registry.hpp"
+#include "kernels/registry.hpp"
 #include "harness/tensors.hpp"
 
 using namespace attnbench;
@@ -38,11 +38,11 @@ TEST_P(counted_bytes, equal_the_model) {
           p.Bc = bc;
           p.mask = parse_mask(mask);
           if (!v.supports(p).ok) continue;
-          auto r = v.make_runner(p);
+          auto r = v.make(p);
           r->set_inputs(make_inputs(p, 3));
           r->run();
           r->run();  // counters restart with every run
-          ASSERT_EQ(r->counted_bytes(), static_cast<std::int64_t>(v.bytes(p))) << v.benchmark_name(p);
+          ASSERT_EQ(r->counted_bytes(), static_cast<std::int64_t>(v.model(p).bytes)) << v.benchmark_name(p);
           ++checked;
         }
   EXPECT_GE(checked, 30) << v.name;
@@ -57,9 +57,9 @@ TEST(counted_bytes_model, element_size_follows_dtype) {
   p.Nq = p.Nkv = 64;
   p.d = 64;
   const variant& v = *find_variant("flash2", backend_kind::cpu);
-  const double b32 = v.bytes(p);
+  const double b32 = v.model(p).bytes;
   p.type = dtype::fp16;
-  const double b16 = v.bytes(p);
+  const double b16 = v.model(p).bytes;
   // flash2 at Br = Bc = 64, one tile: Q + O + K + V elements, lse rows in fp32.
   EXPECT_EQ(b32, 4.0 * 64 * 64 * 4 + 4 * 64);
   EXPECT_EQ(b16, 2.0 * 64 * 64 * 4 + 4 * 64);

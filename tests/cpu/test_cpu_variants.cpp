@@ -6,9 +6,9 @@
 #include <cmath>
 #include <random>
 
-#include "harness/mask.hpp"
-#include "harness/models.hpp"
-#include "harness/registry.hpp"
+#include "core/mask.hpp"
+#include "kernels/models/models.hpp"
+#include "kernels/registry.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/reference/attention_reference.hpp"
 
@@ -57,7 +57,7 @@ std::vector<problem> random_problems(std::int64_t count, std::uint64_t seed) {
 
 // Runs v on p from poisoned outputs and returns what it wrote.
 host_outputs run_once(const variant& v, const host_inputs& in) {
-  auto r = v.make_runner(in.p);
+  auto r = v.make(in.p);
   r->set_inputs(in);
   r->poison_outputs();
   r->run();
@@ -125,7 +125,7 @@ TEST_P(cpu_variant, supports_gives_reasons) {
   p.type = dtype::fp16;
   const support s = v.supports(p);
   EXPECT_FALSE(s.ok);
-  EXPECT_EQ(s.reason, "cpu backend computes in fp32 only");
+  EXPECT_EQ(s.reason, v.name + " (cpu) computes in fp32, not fp16");
   for (const char* mask : {"none", "causal", "local:3,3", "causal+global:2"}) {
     problem q;
     q.H = 4;
@@ -150,9 +150,9 @@ TEST_P(cpu_variant, models_and_memory) {
     p.Nq = p.Nkv = 1000;
     p.mask = parse_mask(mask);
     if (!v.supports(p).ok) continue;
-    EXPECT_GT(v.flops(p), 0);
-    if (v.math == attention_math::softmax) EXPECT_LE(v.flops(p), v.flops_executed(p));
-    EXPECT_GE(v.bytes(p), model_bytes_min(p)) << v.benchmark_name(p);
+    EXPECT_GT(v.model(p).flops, 0);
+    if (v.math == attention_math::softmax) EXPECT_LE(v.model(p).flops, v.model(p).flops_executed);
+    EXPECT_GE(v.model(p).bytes, model_bytes_min(p)) << v.benchmark_name(p);
     // Doubling N: memory x4 with S and P, about x2 when O(N).
     problem big = p, bigger = p;
     big.Nq = big.Nkv = 1 << 15;

@@ -1,10 +1,10 @@
-// harness/mask.hpp against brute force over many shapes: Nq < Nkv, Nq > Nkv,
+// core/mask.hpp against brute force over many shapes: Nq < Nkv, Nq > Nkv,
 // every mask kind, global tokens, ragged tiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "harness/mask.hpp"
+#include "core/tiles.hpp"
 
 using namespace attnbench;
 

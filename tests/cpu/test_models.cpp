@@ -2,7 +2,7 @@
 // comments; docs/models.md has the general formulas).
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
+#include "kernels/models/models.hpp"
 
 using namespace attnbench;
 

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "harness/npy.hpp"
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 using namespace attnbench;
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 using namespace attnbench;
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/mask.hpp"
+#include "core/mask.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/reference/attention_reference.hpp"
@@ -117,7 +117,7 @@ outcome run_case(const test_case& c, bool quiet = false) {
   cuda::flash2_params prm;
   prm.p = p;
   prm.pack = (c.k == kind::packed || c.k == kind::splitkv) ? static_cast<int>(p.group()) : 1;
-  prm.sparse = c.k == kind::sparse || c.k == kind::splitkv;
+  prm.walk = c.k == kind::sparse || c.k == kind::splitkv ? tile_walk::visible : tile_walk::causal_bound;
   prm.splits = c.k == kind::splitkv ? c.splits : 1;
   prm.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
   prm.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/problem.hpp"
-#include "harness/registry.hpp"
+#include "core/problem.hpp"
+#include "kernels/registry.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cuda/reference/reference_device.cuh"
 #include "tests/gpu/gpu_test_util.hpp"
@@ -84,7 +84,7 @@ inline error_report compare_with_device_reference(const variant& v, const proble
                                                   std::uint64_t seed = 99) {
   const host_inputs in = make_inputs(p, seed);
   const host_outputs ref = cuda::reference_fp32_on_device(v.math, in);
-  auto r = v.make_runner(p);
+  auto r = v.make(p);
   r->set_inputs(in);
   r->poison_outputs();
   r->run();

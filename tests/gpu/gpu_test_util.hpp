@@ -10,9 +10,9 @@
 #include <cmath>
 #include <string>
 
-#include "harness/registry.hpp"
+#include "kernels/registry.hpp"
 #include "harness/tensors.hpp"
-#include "kernels/cuda/common/device_buffer.cuh"
+#include "core/cuda/device_buffer.cuh"
 #include "kernels/reference/attention_reference.hpp"
 
 namespace attnbench::testing {
@@ -44,7 +44,7 @@ struct checked_run {
 inline checked_run run_and_check(const variant& v, const problem& p, std::int64_t max_rows = 1 << 30,
                                  std::uint64_t seed = 1234) {
   const host_inputs in = make_inputs(p, seed);
-  auto r = v.make_runner(p);
+  auto r = v.make(p);
   r->set_inputs(in);
   r->poison_outputs();
   r->run();

@@ -63,7 +63,7 @@ TEST(CudaBackend, TimedSamplesArePositiveAndBatched) {
   const variant* v = find_variant("cublas_unfused", backend_kind::cuda);
   ASSERT_NE(v, nullptr);
   const problem p = make_problem({1, 8, 2, 512, 512, 64}, dtype::bf16, "causal");
-  auto r = v->make_runner(p);
+  auto r = v->make(p);
   r->set_inputs(make_inputs(p));
   for (bool hot : {false, true}) {
     timing_options opt;

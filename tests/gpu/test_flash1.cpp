@@ -4,8 +4,7 @@
 // without a GPU.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
-#include "harness/models_cuda.hpp"
+#include "kernels/models/models.hpp"
 #include "tests/gpu/cuda_cases.hpp"
 
 namespace attnbench::testing {
@@ -36,7 +35,7 @@ TEST(CudaFlash1Host, ByteModel) {
   // Two KV tiles: one write + read of O (fp32), l, m per row.
   p.Bc = 32;
   EXPECT_DOUBLE_EQ(model_bytes_flash1_cuda(p), 2.0 * 64 * 64 * 4 + 4 * 64 + 2.0 * 64 * 4 * 66);
-  EXPECT_DOUBLE_EQ(flash1().flops_executed(p), model_flops_executed_flash1(p));
+  EXPECT_DOUBLE_EQ(flash1().model(p).flops_executed, model_flops_executed_flash1(p));
 }
 
 TEST(CudaFlash1, MatchesFp64ReferenceOnSmallShapes) {

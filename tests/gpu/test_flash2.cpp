@@ -5,86 +5,19 @@
 // helpers, models, supports reasons) run without a GPU too.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
-#include "kernels/cuda/flash2/flash2_api.hpp"
+#include "kernels/models/models.hpp"
+#include "kernels/cuda/flash2/flash2_plan.hpp"
 #include "kernels/cuda/flash2/flash2_params.hpp"
-#include "kernels/cuda/flash2/flash2_test_support.hpp"
+#include "tests/gpu/flash2_test_support.hpp"
 
 namespace attnbench::testing {
 namespace {
-
-// ---- host-only: the kernel's tile walk agrees with harness/mask.hpp ----------
-TEST(Flash2Host, KvTilesForQueriesMatchesMaskHelpers) {
-  const char* masks[] = {"none", "causal", "local:0,0", "local:37,5", "local:200,300",
-                         "causal+global:3", "local:10,0+global:70", "global:130"};
-  for (const char* m : masks)
-    for (auto [nq, nkv] : {std::pair{1, 1}, {100, 333}, {333, 100}, {256, 256}, {77, 1000}})
-      for (std::int64_t br : {16, 64, 128})
-        for (std::int64_t bc : {64, 128}) {
-          problem p = f2_problem(1, 1, 1, nq, nkv, 64, dtype::bf16, m, br, bc);
-          for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) {
-            const std::int64_t q0 = qt * br, q1 = std::min(p.Nq, q0 + br);
-            const tile_spans vis = visible_kv_tiles(p, qt);
-            const tile_spans mine = cuda::kv_tiles_for_queries(p, q0, q1, true);
-            EXPECT_TRUE(vis.first.lo == mine.first.lo && vis.first.hi == mine.first.hi &&
-                        vis.second.lo == mine.second.lo && vis.second.hi == mine.second.hi)
-                << m << " Nq " << nq << " Nkv " << nkv << " qt " << qt;
-            const span64 cb = causal_bounded_kv_tiles(p, qt);
-            const tile_spans bounded = cuda::kv_tiles_for_queries(p, q0, q1, false);
-            EXPECT_TRUE(cb.lo == bounded.first.lo && cb.hi == bounded.first.hi && bounded.second.empty())
-                << m << " Nq " << nq << " Nkv " << nkv << " qt " << qt;
-          }
-        }
-}
-
-// The kernel's mask shortcuts against is_visible, pair by pair: the per-row
-// rule, the "tile needs no mask" test, and that the visited tiles of any
-// (also packed, unaligned) query range hold every visible pair of it.
-TEST(Flash2Host, KernelVisibilityRulesMatchIsVisible) {
-  const char* masks[] = {"none", "causal", "local:0,0", "local:37,5", "local:3,90",
-                         "causal+global:3", "local:10,0+global:70", "global:130"};
-  for (const char* m : masks)
-    for (auto [nq, nkv] : {std::pair{1, 1}, {100, 333}, {333, 100}, {200, 200}})
-      for (std::int64_t bc : {64, 128}) {
-        const problem p = f2_problem(1, 1, 1, nq, nkv, 64, dtype::bf16, m, 64, bc);
-        const std::int64_t gk = std::min(p.mask.global, p.Nkv);
-        for (std::int64_t i = 0; i < p.Nq; ++i) {
-          const span64 w = cuda::row_window(p, i);
-          for (std::int64_t j = 0; j < p.Nkv; ++j)
-            ASSERT_EQ(j < gk || w.contains(j), is_visible(p, i, j)) << m << " i " << i << " j " << j;
-        }
-        for (int pack : {1, 3, 8})
-          for (std::int64_t bm : {16, 64}) {
-            const std::int64_t rows = p.Nq * pack;
-            for (std::int64_t r0 = 0; r0 < rows; r0 += bm) {
-              const span64 q = cuda::packed_query_range(r0, std::min(rows, r0 + bm), pack);
-              const tile_spans vis = cuda::kv_tiles_for_queries(p, q.lo, q.hi, true);
-              const tile_spans bnd = cuda::kv_tiles_for_queries(p, q.lo, q.hi, false);
-              for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
-                const std::int64_t k0 = kt * bc, k1 = std::min(p.Nkv, k0 + bc);
-                bool all = true, any = false;
-                for (std::int64_t i = q.lo; i < q.hi; ++i)
-                  for (std::int64_t j = k0; j < k1; ++j) {
-                    all = all && is_visible(p, i, j);
-                    any = any || is_visible(p, i, j);
-                  }
-                if (cuda::tile_fully_visible(p, q, k0, k1))
-                  ASSERT_TRUE(all) << m << " rows " << q.lo << ".." << q.hi << " tile " << kt;
-                if (any) {
-                  ASSERT_TRUE(vis.first.contains(kt) || vis.second.contains(kt)) << m << " tile " << kt;
-                  ASSERT_TRUE(bnd.first.contains(kt)) << m << " tile " << kt;
-                }
-              }
-            }
-          }
-      }
-}
 
 TEST(Flash2Host, KernelTileWalkMatchesHarnessByteModel) {
   for (const char* m : {"none", "causal", "local:50,0+global:9"})
     for (std::int64_t hkv : {4, 1}) {
       const problem p = f2_problem(2, 4, hkv, 300, 517, 128, dtype::fp16, m, 128, 64);
-      EXPECT_DOUBLE_EQ(cuda::model_bytes_flash2_cuda(p), model_bytes_flash2(p)) << m;
+      EXPECT_DOUBLE_EQ(cuda::model_flash2_row(cuda::flash2_row::flash2, p).bytes, model_bytes_flash2(p)) << m;
     }
 }
 
@@ -96,28 +29,28 @@ TEST(Flash2Host, RowTilesWithoutKeyTilesSkipQ) {
   double skipped = 0;
   for (std::int64_t r0 = 0; r0 < p.Nq; r0 += p.Br) {
     const std::int64_t r1 = std::min(p.Nq, r0 + p.Br);
-    if (cuda::kv_tiles_for_queries(p, r0, r1, false).count() == 0) skipped += (r1 - r0) * p.d * 2.0;
+    if (kv_tiles_for_queries(p, r0, r1, tile_walk::causal_bound).count() == 0) skipped += (r1 - r0) * p.d * 2.0;
   }
   skipped *= static_cast<double>(p.B * p.H);
   EXPECT_GT(skipped, 0);
-  EXPECT_DOUBLE_EQ(cuda::model_bytes_flash2_cuda(p), model_bytes_flash2(p) - skipped);
+  EXPECT_DOUBLE_EQ(cuda::model_flash2_row(cuda::flash2_row::flash2, p).bytes, model_bytes_flash2(p) - skipped);
   const variant* f = find_variant("flash2", backend_kind::cuda);
   ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(f->bytes(p), cuda::model_bytes_flash2_cuda(p));
+  EXPECT_DOUBLE_EQ(f->model(p).bytes, cuda::model_flash2_row(cuda::flash2_row::flash2, p).bytes);
 
   const problem ps = f2_problem(1, 2, 2, 400, 20, 64, dtype::fp16, "causal+global:4", 128, 64);
   const variant* s = find_variant("sparse", backend_kind::cuda);
   ASSERT_NE(s, nullptr);
-  EXPECT_DOUBLE_EQ(s->bytes(ps), cuda::model_bytes_sparse_cuda(ps));
-  EXPECT_DOUBLE_EQ(s->flops_executed(ps), cuda::model_flops_executed_sparse_cuda(ps));
-  EXPECT_LE(s->bytes(ps), model_bytes_sparse(ps));
+  EXPECT_DOUBLE_EQ(s->model(ps).bytes, cuda::model_flash2_row(cuda::flash2_row::sparse, ps).bytes);
+  EXPECT_DOUBLE_EQ(s->model(ps).flops_executed, cuda::model_flash2_row(cuda::flash2_row::sparse, ps).flops_executed);
+  EXPECT_LE(s->model(ps).bytes, model_bytes_sparse(ps));
 }
 
 TEST(Flash2Host, SupportsReasons) {
   const variant* v = find_variant("flash2", backend_kind::cuda);
   ASSERT_NE(v, nullptr);
   problem p = f2_problem(1, 2, 2, 128, 128, 128, dtype::fp32, "none");
-  EXPECT_EQ(v->supports(p).reason, "tensor-core kernel needs fp16 or bf16");
+  EXPECT_EQ(v->supports(p).reason, "flash2 (cuda) computes in bf16, fp16, not fp32");
   p.type = dtype::bf16;
   p.d = 96;
   EXPECT_NE(v->supports(p).reason.find("d=96"), std::string::npos);
@@ -135,8 +68,8 @@ TEST(Flash2Host, ExecutedFlopsCoverUsefulFlops) {
   ASSERT_NE(v, nullptr);
   for (const char* m : {"none", "causal", "local:64,0"}) {
     const problem p = f2_problem(1, 2, 2, 1000, 1000, 64, dtype::bf16, m);
-    EXPECT_GE(v->flops_executed(p), v->flops(p)) << m;
-    EXPECT_GT(v->bytes(p), 0) << m;
+    EXPECT_GE(v->model(p).flops_executed, v->model(p).flops) << m;
+    EXPECT_GT(v->model(p).bytes, 0) << m;
     EXPECT_GE(static_cast<double>(v->memory_bytes(p)), model_bytes_min(p)) << m;
   }
 }

@@ -5,8 +5,8 @@
 // saving over flash2 when a group's rows fit in fewer row tiles.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
-#include "kernels/cuda/flash2/flash2_test_support.hpp"
+#include "kernels/models/models.hpp"
+#include "tests/gpu/flash2_test_support.hpp"
 
 namespace attnbench::testing {
 namespace {
@@ -15,7 +15,7 @@ TEST(GqaPackedHost, SupportsOnlyGroupedHeads) {
   const variant* v = find_variant("flash2_gqa_packed", backend_kind::cuda);
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->supports(f2_problem(1, 4, 4, 256, 256, 128, dtype::bf16, "causal")).reason,
-            "Hkv = H: no query heads to pack; flash2 covers it");
+            "flash2_gqa_packed (cuda) exists for GQA and needs Hkv < H (got H == Hkv = 4)");
   EXPECT_TRUE(v->supports(f2_problem(1, 4, 1, 256, 256, 128, dtype::bf16, "causal")).ok);
 }
 
@@ -27,9 +27,9 @@ TEST(GqaPackedHost, LoadsKvOncePerGroupForShortQueries) {
   const problem p = f2_problem(1, 32, 4, 16, 8192, 128, dtype::bf16, "none");
   const double kv = 2.0 * p.B * p.Hkv * p.Nkv * p.d * 2;
   const double qo = 2.0 * p.B * p.H * p.Nq * p.d * 2 + 4.0 * p.rows();
-  EXPECT_DOUBLE_EQ(v->bytes(p), kv + qo);
+  EXPECT_DOUBLE_EQ(v->model(p).bytes, kv + qo);
   EXPECT_NEAR(model_bytes_flash2(p) - qo, 8 * kv, 1.0);
-  EXPECT_DOUBLE_EQ(v->flops(p), model_flops_softmax(p));
+  EXPECT_DOUBLE_EQ(v->model(p).flops, model_flops_softmax(p));
 }
 
 TEST(GqaPacked, EveryRatio) {

@@ -5,8 +5,7 @@
 // Host-only checks run without a GPU.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
-#include "harness/models_cuda.hpp"
+#include "kernels/models/models.hpp"
 #include "tests/gpu/cuda_cases.hpp"
 
 namespace attnbench::testing {
@@ -43,7 +42,7 @@ TEST(CudaLinearHost, Models) {
   // Non-causal: state pass over every key, one state read per row: the
   // recurrent form's FLOPs exactly.
   const problem p = make_problem({2, 4, 2, 100, 300, 64}, dtype::bf16, "none");
-  EXPECT_DOUBLE_EQ(linear().flops_executed(p), model_flops_linear(p));
+  EXPECT_DOUBLE_EQ(linear().model(p).flops_executed, model_flops_linear(p));
   // d = 64, one state-row block of 32... two blocks: K once, V twice.
   const double e = 2, st = 4.0 * 64 * 65;
   const double state_pass = 2 * 2 * (300 * 64 * e * 3 + st);
@@ -51,7 +50,7 @@ TEST(CudaLinearHost, Models) {
   EXPECT_DOUBLE_EQ(model_bytes_linear_cuda(p), state_pass + out_pass);
   for (const char* m : {"none", "causal"}) {
     const problem c = make_problem({1, 2, 2, 300, 200, 64}, dtype::fp16, m, 64, 32);
-    EXPECT_GT(linear().bytes(c), model_bytes_min(c)) << m;
+    EXPECT_GT(linear().model(c).bytes, model_bytes_min(c)) << m;
     EXPECT_GT(linear().memory_bytes(c), static_cast<std::int64_t>(model_bytes_min(c))) << m;
   }
 }

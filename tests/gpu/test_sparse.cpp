@@ -4,8 +4,8 @@
 // Host-only: supports reasons and the executed-FLOP saving over flash2.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
-#include "kernels/cuda/flash2/flash2_test_support.hpp"
+#include "kernels/models/models.hpp"
+#include "tests/gpu/flash2_test_support.hpp"
 
 namespace attnbench::testing {
 namespace {
@@ -28,10 +28,10 @@ TEST(SparseHost, VisitsFewerTilesThanFlash2) {
   ASSERT_NE(s, nullptr);
   ASSERT_NE(f, nullptr);
   const problem p = f2_problem(1, 4, 4, 4096, 4096, 128, dtype::bf16, "local:256,0+global:64");
-  EXPECT_LT(s->flops_executed(p), 0.25 * f->flops_executed(p));
-  EXPECT_LT(s->bytes(p), 0.25 * f->bytes(p));
-  EXPECT_GE(s->flops_executed(p), s->flops(p));
-  EXPECT_DOUBLE_EQ(s->flops(p), model_flops_softmax(p));
+  EXPECT_LT(s->model(p).flops_executed, 0.25 * f->model(p).flops_executed);
+  EXPECT_LT(s->model(p).bytes, 0.25 * f->model(p).bytes);
+  EXPECT_GE(s->model(p).flops_executed, s->model(p).flops);
+  EXPECT_DOUBLE_EQ(s->model(p).flops, model_flops_softmax(p));
 }
 
 TEST(Sparse, LocalWindows) {

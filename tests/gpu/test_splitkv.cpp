@@ -6,9 +6,9 @@
 // reason, split choice, models.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
+#include "kernels/models/models.hpp"
 #include "kernels/cuda/flash2/flash2_params.hpp"
-#include "kernels/cuda/flash2/flash2_test_support.hpp"
+#include "tests/gpu/flash2_test_support.hpp"
 
 namespace attnbench::testing {
 namespace {
@@ -17,10 +17,10 @@ TEST(SplitKvHost, SupportsDecodeOnly) {
   const variant* v = find_variant("flash2_splitkv", backend_kind::cuda);
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->supports(f2_problem(1, 8, 8, 17, 4096, 128, dtype::bf16, "none")).reason,
-            "split-KV decode handles Nq <= 16, got Nq=17");
+            "flash2_splitkv (cuda) handles Nq <= 16, got Nq=17");
   EXPECT_TRUE(v->supports(f2_problem(1, 8, 1, 16, 4096, 128, dtype::bf16, "causal")).ok);
   EXPECT_EQ(v->supports(f2_problem(1, 8, 1, 1, 4096, 128, dtype::fp32, "none")).reason,
-            "tensor-core kernel needs fp16 or bf16");
+            "flash2_splitkv (cuda) computes in bf16, fp16, not fp32");
 }
 
 TEST(SplitKvHost, SplitsFollowSmCountAndLength) {
@@ -39,14 +39,14 @@ TEST(SplitKvHost, ModelCountsKvOncePlusPartials) {
   ASSERT_NE(v, nullptr);
   const problem p = f2_problem(1, 32, 8, 1, 131072, 128, dtype::bf16, "none");
   const double kv = 2.0 * p.B * p.Hkv * p.Nkv * p.d * 2;
-  EXPECT_GT(v->bytes(p), kv);
-  EXPECT_LT(v->bytes(p), 1.05 * kv);  // Q and split partials are small at this size
+  EXPECT_GT(v->model(p).bytes, kv);
+  EXPECT_LT(v->model(p).bytes, 1.05 * kv);  // Q and split partials are small at this size
   EXPECT_GT(v->memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
-  EXPECT_GE(v->flops_executed(p), v->flops(p));
+  EXPECT_GE(v->model(p).flops_executed, v->model(p).flops);
 }
 
 void expect_forced_splits(const problem& p, int splits) {
-  auto r = cuda::make_flash2_runner(p, cuda::flash2_row::splitkv, splits);
+  auto r = cuda::make_flash2_runner(p, true, cuda::flash2_row::splitkv, splits);
   const f2_checked_run c = run_runner_and_check(*r, p, 512);
   expect_accurate(c, p, error_bound(p, 512), "splits " + std::to_string(splits));
 }

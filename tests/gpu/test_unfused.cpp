@@ -5,8 +5,7 @@
 // (rows, supports reasons, byte models) run without a GPU.
 #include <gtest/gtest.h>
 
-#include "harness/models.hpp"
-#include "harness/models_cuda.hpp"
+#include "kernels/models/models.hpp"
 #include "tests/gpu/cuda_cases.hpp"
 
 namespace attnbench::testing {
@@ -50,7 +49,7 @@ TEST(CudaUnfusedHost, ByteModelsByHand) {
   x.Hkv = 4;
   EXPECT_DOUBLE_EQ(model_bytes_naive_gqa_expand_cuda(g), 4 * e * 4 * n + model_bytes_naive_cuda(x));
   for (const char* n2 : {"naive", "naive_gqa_expand", "cublas_unfused"}) {
-    EXPECT_GT(row(n2).bytes(g), model_bytes_min(g)) << n2;
+    EXPECT_GT(row(n2).model(g).bytes, model_bytes_min(g)) << n2;
     EXPECT_GE(row(n2).memory_bytes(g), static_cast<std::int64_t>(4 * 4 * n)) << n2;  // S at least
   }
 }
@@ -96,7 +95,7 @@ TEST(CudaUnfused, RepeatedRunsAreIdentical) {
   // run() twice on the same runner (as the timing loop does) gives the same O.
   const problem p = make_problem({1, 4, 2, 200, 300, 64}, dtype::bf16, "causal");
   for (const char* n : {"naive", "naive_gqa_expand", "cublas_unfused"}) {
-    auto r = row(n).make_runner(p);
+    auto r = row(n).make(p);
     r->set_inputs(make_inputs(p));
     r->poison_outputs();
     r->run();

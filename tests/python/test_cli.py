@@ -6,7 +6,7 @@ import os
 import pytest
 
 MALFORMED = ["bad_missing_field.json", "bad_wrong_type.json", "bad_not_json.json",
-             "bad_empty_benchmarks.json", "bad_ceiling_type.json", "bad_log.log.jsonl"]
+             "bad_empty_benchmarks.json", "bad_ceiling_type.json", "bad_log.log.jsonl", "bad_variants.json"]
 
 
 @pytest.mark.parametrize("name", MALFORMED)

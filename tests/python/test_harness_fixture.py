@@ -70,9 +70,15 @@ def test_report_on_harness_output_and_log(load, tmp_path):
     assert "| skipped | sparse | 1 |" in md and "| skipped | naive_gqa_expand | 1 |" in md
     for v in ("flash1", "flash2", "naive", "naive_gqa_expand", "sparse"):
         assert f"- **{v}** (fp32)" in md
-    # the log has no context: no ceilings, still every chart
+    # the log has no context: no ceilings and no variant rows, so no default baseline (the
+    # speedup chart is left out with a note); every other chart is drawn
     path, built = report.write(load("cpu_harness.json.log.jsonl"), str(tmp_path / "log"), formats=("png",))
-    assert "No ceilings in this run's context" in open(path).read()
+    md = open(path).read()
+    assert "No ceilings in this run's context" in md
+    assert "lists no variant rows" in md and "--baseline" in md
+    assert len(built.charts) == 5 and "speedup_fp32" not in {c.stem for c in built.charts}
+    _, built = report.write(load("cpu_harness.json.log.jsonl"), str(tmp_path / "log_b"), baseline="naive",
+                            formats=("png",))
     assert len(built.charts) == 6
 
 

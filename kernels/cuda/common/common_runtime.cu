@@ -2,18 +2,9 @@
 #include <vector>
 
 #include "kernels/cuda/common/device_runner.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/cuda/dtype_traits.cuh"
 
 namespace attnbench::cuda {
-
-cudaStream_t stream() {
-  static cudaStream_t s = [] {
-    cudaStream_t created = nullptr;
-    ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
-    return created;
-  }();
-  return s;
-}
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "harness/registry.hpp"
-#include "kernels/cuda/common/device_buffer.cuh"
+#include "core/variant.hpp"
+#include "core/cuda/device_buffer.cuh"
 
 namespace attnbench::cuda {
 

@@ -11,7 +11,7 @@
 // running O_i is kept in an fp32 workspace (rounding it to fp16/bf16 after
 // every block would add one rounding error per block); the last KV block
 // writes O in the input dtype and lse = m + log l. Key blocks follow the
-// causal bound (harness/mask.hpp causal_bounded_kv_tiles); every other mask
+// causal bound (core/mask.hpp causal_bounded_kv_tiles); every other mask
 // is applied per element with is_visible. Br and Bc come from the problem.
 // Predecessor: naive / cublas_unfused (S and P in global memory): flash1
 // trades Nq*Nkv score traffic for (Nkv/Bc) round trips of O, l, m.
@@ -23,11 +23,11 @@
 #include <memory>
 #include <string>
 
-#include "harness/mask.hpp"
-#include "harness/models.hpp"
-#include "harness/models_cuda.hpp"
+#include "core/mask.hpp"
+#include "kernels/models/models.hpp"
+#include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/cuda/dtype_traits.cuh"
 
 namespace attnbench {
 
@@ -36,7 +36,6 @@ namespace {
 
 constexpr int threads = 128;
 constexpr int warps = threads / 32;
-constexpr std::int64_t smem_limit_sm90 = 227 * 1024;
 
 struct flash1_args {
   const void *q, *k, *v;
@@ -160,8 +159,8 @@ __global__ void __launch_bounds__(threads) flash1_kernel(problem p, flash1_args 
 
 class flash1_runner : public device_runner {
  public:
-  explicit flash1_runner(const problem& p)
-      : device_runner(p, true),
+  flash1_runner(const problem& p, bool writes_lse)
+      : device_runner(p, writes_lse),
         o_acc_(p.rows() * p.d * sizeof(float)),
         l_(p.rows() * sizeof(float)),
         m_(p.rows() * sizeof(float)),
@@ -199,30 +198,31 @@ class flash1_runner : public device_runner {
 }  // namespace cuda
 
 void add_cuda_rows_flash1(std::vector<variant>& rows) {
-  variant v;
-  v.name = "flash1";
-  v.backend = backend_kind::cuda;
-  v.math = attention_math::softmax;
-  v.summary = "FlashAttention-1 Algorithm 1: KV-outer loop, O/l/m through global memory per KV block";
-  v.writes_lse = true;
-  v.supports = [](const problem& p) {
-    const std::int64_t smem = flash1_smem_bytes(p);
-    if (smem > cuda::smem_limit_sm90)
-      return support::no("flash1 tiles Br=" + std::to_string(p.Br) + " Bc=" + std::to_string(p.Bc) +
-                         " d=" + std::to_string(p.d) + " need " + std::to_string(smem / 1024) +
-                         " KB shared memory (limit 227 KB)");
-    if (p.B * p.H > 65535)
-      return support::no("B*H = " + std::to_string(p.B * p.H) + " exceeds the 65535 grid limit");
-    return support::yes();
-  };
-  v.flops = model_flops_softmax;
-  v.flops_executed = model_flops_executed_flash1;
-  v.bytes = model_bytes_flash1_cuda;
-  v.memory_bytes = memory_bytes_flash1_cuda;
-  v.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
-    return std::make_unique<cuda::flash1_runner>(p);
-  };
-  rows.push_back(v);
+  rows.push_back({
+      .name = "flash1",
+      .backend = backend_kind::cuda,
+      .math = attention_math::softmax,
+      .summary = "FlashAttention-1 Algorithm 1: KV-outer loop, O/l/m through global memory per KV block",
+      .writes_lse = true,
+      .caps = {.dtypes = {dtype::fp32, dtype::fp16, dtype::bf16}},
+      .tags = {tag::fused, tag::tiled},
+      .check =
+          [](const problem& p) {
+            return cuda::check_launch({.grid_x = num_q_tiles(p), .grid_y = p.B * p.H,
+                                       .threads = cuda::threads, .smem_bytes = flash1_smem_bytes(p)},
+                                      "flash1 tiles Br=" + std::to_string(p.Br) + " Bc=" +
+                                          std::to_string(p.Bc) + " d=" + std::to_string(p.d));
+          },
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_softmax(p), model_flops_executed_flash1(p),
+                                 model_bytes_flash1_cuda(p)};
+          },
+      .memory_bytes = memory_bytes_flash1_cuda,
+      .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
+        return std::make_unique<cuda::flash1_runner>(p, lse);
+      },
+  });
 }
 
 }  // namespace attnbench

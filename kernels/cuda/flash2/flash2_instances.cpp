@@ -76,9 +76,4 @@ const flash2_config* find_flash2_decode_config(int d, dtype t) {
   return nullptr;
 }
 
-void flash2_default_tile(int d, std::int64_t* br, std::int64_t* bc) {
-  *br = 128;
-  *bc = d <= 64 ? 128 : 64;
-}
-
 }  // namespace attnbench::cuda

@@ -30,7 +30,7 @@
 #include <string>
 
 #if !defined(ATTN_FLASH2_EMULATE)  // the host emulator (tests/emu) has no CUDA runtime
-#include "kernels/cuda/common/cuda_check.cuh"
+#include "core/cuda/cuda_check.cuh"
 #endif
 #include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/cuda/flash2/flash2_ptx.cuh"
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const std::int64_t r1 = r0 + BM < rows ? r0 + BM : rows;
   const span64 qr = packed_query_range(r0, r1, pack);
-  const tile_spans spans = kv_tiles_for_queries(p, qr.lo, qr.hi, prm.sparse);
+  const tile_spans spans = kv_tiles_for_queries(p, qr.lo, qr.hi, prm.walk);
   const span64 ord = split_ordinals(spans.count(), prm.splits, blockIdx.z);
   const int n_tiles = static_cast<int>(ord.size());
   const std::int64_t first_n = spans.first.size();
@@ -434,5 +434,5 @@ void launch_flash2_fwd(const flash2_params& prm, void* stream) {
 }  // namespace attnbench::cuda
 
 #if defined(ATTN_FLASH2_EMULATE)
-#include "tests/emu/emu_launch.hpp"
+#include <attn_emu_launch.hpp>  // provided by the emulator's include path (tests/emu/include)
 #endif

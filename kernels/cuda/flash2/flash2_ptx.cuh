@@ -11,13 +11,13 @@
 // i (of its transpose with .trans).
 //
 // Seam for the host emulator (tests/emu): with ATTN_FLASH2_EMULATE defined
-// (g++, no CUDA) the same names come from tests/emu/emu_ptx.hpp, host twins of
+// (g++, no CUDA) the same names come from the emulator's attn_emu_ptx.hpp (tests/emu/emu_ptx.hpp), host twins of
 // each instruction written from the PTX ISA; the kernel body is compiled
 // unchanged against them.
 #pragma once
 
 #if defined(ATTN_FLASH2_EMULATE)
-#include "tests/emu/emu_ptx.hpp"
+#include <attn_emu_ptx.hpp>  // provided by the emulator's include path (tests/emu/include)
 #else
 
 #include <cuda_bf16.h>

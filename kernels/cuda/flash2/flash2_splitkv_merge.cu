@@ -12,8 +12,8 @@
 // demands HMMA in flash2 kernels does not apply to it.
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/common/cuda_check.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/dtype_traits.cuh"
 #include "kernels/cuda/flash2/flash2_params.hpp"
 
 namespace attnbench::cuda {

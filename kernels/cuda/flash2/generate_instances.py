@@ -93,11 +93,6 @@ const flash2_config* find_flash2_decode_config(int d, dtype t) {{
   return nullptr;
 }}
 
-void flash2_default_tile(int d, std::int64_t* br, std::int64_t* bc) {{
-  *br = 128;
-  *bc = d <= 64 ? 128 : 64;
-}}
-
 }}  // namespace attnbench::cuda
 '''
     with open(os.path.join(HERE, "flash2_instances.cpp"), "w") as f:

@@ -23,11 +23,11 @@
 #include <memory>
 #include <string>
 
-#include "harness/mask.hpp"
-#include "harness/models.hpp"
-#include "harness/models_cuda.hpp"
+#include "core/mask.hpp"
+#include "kernels/models/models.hpp"
+#include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/cuda/dtype_traits.cuh"
 
 namespace attnbench {
 
@@ -208,8 +208,8 @@ std::int64_t n_states(const problem& p) {
 
 class linear_runner : public device_runner {
  public:
-  explicit linear_runner(const problem& p)
-      : device_runner(p, false),
+  linear_runner(const problem& p, bool writes_lse)
+      : device_runner(p, writes_lse),
         state_(p.B * p.Hkv * n_states(p) * p.d * (p.d + 1) * sizeof(float)) {}
   void run() override {
     const problem& p = p_;
@@ -242,28 +242,30 @@ class linear_runner : public device_runner {
 }  // namespace cuda
 
 void add_cuda_rows_linear(std::vector<variant>& rows) {
-  variant v;
-  v.name = "linear";
-  v.backend = backend_kind::cuda;
-  v.math = attention_math::linear;
-  v.summary = "linear attention, phi = elu + 1: KV-state pass then output pass; causal: chunked scan";
-  v.writes_lse = false;
-  v.supports = [](const problem& p) {
-    if (p.mask.global != 0 || (p.mask.kind != mask_kind::none && p.mask.kind != mask_kind::causal))
-      return support::no("linear attention supports masks none and causal only, not " +
-                         to_string(p.mask));
-    if (p.B * p.H > 65535)
-      return support::no("B*H = " + std::to_string(p.B * p.H) + " exceeds the 65535 grid limit");
-    return support::yes();
-  };
-  v.flops = model_flops_linear;
-  v.flops_executed = model_flops_executed_linear_cuda;
-  v.bytes = model_bytes_linear_cuda;
-  v.memory_bytes = memory_bytes_linear_cuda;
-  v.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
-    return std::make_unique<cuda::linear_runner>(p);
-  };
-  rows.push_back(v);
+  rows.push_back({
+      .name = "linear",
+      .backend = backend_kind::cuda,
+      .math = attention_math::linear,
+      .summary = "linear attention, phi = elu + 1: KV-state pass then output pass; causal: chunked scan",
+      .writes_lse = false,
+      .caps = {.dtypes = {dtype::fp32, dtype::fp16, dtype::bf16}, .masks = mask_none | mask_causal},
+      .tags = {tag::fused},
+      .check =
+          [](const problem& p) {
+            return cuda::check_launch({.grid_x = ceil_div(p.mask.kind == mask_kind::causal ? p.Nkv : p.Nq, cuda_linear_rows),
+                                       .grid_y = p.B * p.H},
+                                      "linear");
+          },
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_linear(p), model_flops_executed_linear_cuda(p),
+                                 model_bytes_linear_cuda(p)};
+          },
+      .memory_bytes = memory_bytes_linear_cuda,
+      .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
+        return std::make_unique<cuda::linear_runner>(p, lse);
+      },
+  });
 }
 
 }  // namespace attnbench

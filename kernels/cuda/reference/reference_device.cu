@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/mask.hpp"
-#include "kernels/cuda/common/device_buffer.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/mask.hpp"
+#include "core/cuda/device_buffer.cuh"
+#include "core/cuda/dtype_traits.cuh"
 #include "kernels/cuda/reference/reference_device.cuh"
 
 namespace attnbench::cuda {

@@ -12,11 +12,11 @@
 
 #include <cuda_runtime.h>
 
-#include "harness/registry.hpp"
+#include "core/variant.hpp"
 
 namespace attnbench::cuda {
 
-// q, k, v: device pointers in p.type, layouts as in harness/problem.hpp.
+// q, k, v: device pointers in p.type, layouts as in core/problem.hpp.
 // o: [B*H*Nq, d] fp32; lse: [B*H*Nq] fp32 (-inf for rows without a visible
 // key; may be null). Enqueued on `st`; rows without a visible key give zeros.
 void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v,

@@ -3,7 +3,7 @@
 // Idea: one block of 128 threads per query row. Pass over the row once with
 // an online (max, sum) per thread, combine the pairs across the block, then
 // pass again writing P = exp(s - m) / l (0 where masked) and the row's
-// log-sum-exp. Visibility comes from harness/mask.hpp is_visible, the one
+// log-sum-exp. Visibility comes from core/mask.hpp is_visible, the one
 // definition every kernel uses. A row with no visible key gets P = 0 (so O =
 // 0, never NaN) and lse = -inf.
 // Expected bottleneck: memory: S is read twice and P written once, 12 bytes
@@ -11,9 +11,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "harness/mask.hpp"
-#include "kernels/cuda/common/cuda_check.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/mask.hpp"
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/dtype_traits.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 
 namespace attnbench::cuda {

@@ -13,15 +13,15 @@
 // FLOPs; the CUDA-core GEMM itself reaches a few TFLOP/s at best.
 #include <cstdint>
 
-#include "kernels/cuda/common/cuda_check.cuh"
-#include "kernels/cuda/common/dtype_traits.cuh"
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/dtype_traits.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 
 namespace attnbench::cuda {
 
 namespace {
 
-constexpr int tile = 32;  // harness/models_cuda.hpp cuda_naive_tile
+constexpr int tile = 32;  // kernels/models/models.hpp cuda_naive_tile
 constexpr int rows_per_pass = 8;  // blockDim = (32, 8)
 
 struct gemm_args {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "harness/models.hpp"
-#include "harness/models_cuda.hpp"
+#include "kernels/models/models.hpp"
+#include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 
@@ -29,8 +29,8 @@ float softmax_scale(const problem& p) { return 1.f / std::sqrt(static_cast<float
 
 class naive_runner : public device_runner {
  public:
-  explicit naive_runner(const problem& p)
-      : device_runner(p, true),
+  naive_runner(const problem& p, bool writes_lse)
+      : device_runner(p, writes_lse),
         s_(p.rows() * p.Nkv * sizeof(float)),
         prob_(p.rows() * p.Nkv * sizeof(float)) {}
   void run() override {
@@ -48,8 +48,8 @@ class naive_runner : public device_runner {
 
 class naive_gqa_expand_runner : public naive_runner {
  public:
-  explicit naive_gqa_expand_runner(const problem& p)
-      : naive_runner(p),
+  naive_gqa_expand_runner(const problem& p, bool writes_lse)
+      : naive_runner(p, writes_lse),
         kx_(p.B * p.H * p.Nkv * p.d * dtype_bytes(p.type)),
         vx_(p.B * p.H * p.Nkv * p.d * dtype_bytes(p.type)) {}
   void run() override {
@@ -86,8 +86,8 @@ cudaDataType cuda_type(dtype t) {
 
 class cublas_unfused_runner : public device_runner {
  public:
-  explicit cublas_unfused_runner(const problem& p)
-      : device_runner(p, true),
+  cublas_unfused_runner(const problem& p, bool writes_lse)
+      : device_runner(p, writes_lse),
         s_(p.rows() * p.Nkv * sizeof(float)),
         prob_(p.rows() * p.Nkv * dtype_bytes(p.type)) {
     cublas_handle();  // create outside the timed region
@@ -120,64 +120,81 @@ class cublas_unfused_runner : public device_runner {
   device_buffer s_, prob_;
 };
 
-// Launch-grid limits of the unfused kernels (gridDim.y/z <= 65535, rows in gridDim.x).
-support grid_limits(const problem& p) {
-  if (p.B * p.H > 65535)
-    return support::no("B*H = " + std::to_string(p.B * p.H) + " exceeds the 65535 grid limit");
-  if ((p.Nq + 31) / 32 > 65535)
-    return support::no("Nq = " + std::to_string(p.Nq) + " exceeds the grid limit (2^21)");
-  if (p.rows() > 0x7fffffffLL) return support::no("B*H*Nq exceeds 2^31 rows");
-  return support::yes();
+// The unfused launches: tiled GEMMs (32 x 32 output tiles, one z per (b, h))
+// and the masked softmax (one block per row).
+support unfused_launches(const problem& p) {
+  const support gemm = check_launch(
+      {.grid_x = ceil_div(std::max(p.Nkv, p.d), cuda_naive_tile), .grid_y = ceil_div(p.Nq, cuda_naive_tile),
+       .grid_z = p.B * p.H},
+      "naive GEMMs");
+  if (!gemm.ok) return gemm;
+  return check_launch({.grid_x = p.rows()}, "masked softmax");
 }
 
 }  // namespace
 }  // namespace cuda
 
 void add_cuda_rows_unfused(std::vector<variant>& rows) {
-  variant naive;
-  naive.name = "naive";
-  naive.backend = backend_kind::cuda;
-  naive.math = attention_math::softmax;
-  naive.summary = "QK^T, masked softmax, PV as three kernels; S and P (fp32) in global memory";
-  naive.writes_lse = true;
-  naive.supports = [](const problem& p) { return cuda::grid_limits(p); };
-  naive.flops = model_flops_softmax;
-  naive.flops_executed = model_flops_executed_naive;
-  naive.bytes = model_bytes_naive_cuda;
-  naive.memory_bytes = memory_bytes_naive_cuda;
-  naive.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
-    return std::make_unique<cuda::naive_runner>(p);
-  };
-  rows.push_back(naive);
-
-  variant expand = naive;
-  expand.name = "naive_gqa_expand";
-  expand.summary = "naive after copying K and V to all H query heads (GQA the wasteful way)";
-  expand.supports = [](const problem& p) {
-    if (p.H == p.Hkv) return support::no("no GQA (H == Hkv): nothing to expand; see naive");
-    return cuda::grid_limits(p);
-  };
-  expand.bytes = model_bytes_naive_gqa_expand_cuda;
-  expand.memory_bytes = memory_bytes_naive_gqa_expand_cuda;
-  expand.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
-    return std::make_unique<cuda::naive_gqa_expand_runner>(p);
-  };
-  rows.push_back(expand);
-
-  variant cub = naive;
-  cub.name = "cublas_unfused";
-  cub.summary = "baseline: cuBLAS batched GEMMs (fp32 compute) around a masked softmax kernel";
-  cub.supports = [](const problem& p) {
-    if (p.group() * p.Nq > 0x7fffffffLL || p.Nkv > 0x7fffffffLL)
-      return support::no("G*Nq or Nkv exceeds cuBLAS's 32-bit dimensions");
-    return cuda::grid_limits(p);
-  };
-  cub.bytes = model_bytes_cublas_unfused;
-  cub.memory_bytes = memory_bytes_cublas_unfused;
-  cub.make_runner = [](const problem& p) -> std::unique_ptr<runner> {
-    return std::make_unique<cuda::cublas_unfused_runner>(p);
-  };
-  rows.push_back(cub);
+  const capabilities all_types{.dtypes = {dtype::fp32, dtype::fp16, dtype::bf16}};
+  rows.push_back({
+      .name = "naive",
+      .backend = backend_kind::cuda,
+      .summary = "QK^T, masked softmax, PV as three kernels; S and P (fp32) in global memory",
+      .writes_lse = true,
+      .caps = all_types,
+      .tags = {tag::unfused},
+      .check = cuda::unfused_launches,
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
+                                 model_bytes_naive_cuda(p)};
+          },
+      .memory_bytes = memory_bytes_naive_cuda,
+      .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
+        return std::make_unique<cuda::naive_runner>(p, lse);
+      },
+  });
+  rows.push_back({
+      .name = "naive_gqa_expand",
+      .backend = backend_kind::cuda,
+      .summary = "naive after copying K and V to all H query heads (GQA the wasteful way)",
+      .writes_lse = true,
+      .caps = {.dtypes = all_types.dtypes, .gqa_only = true},
+      .tags = {tag::unfused, tag::gqa},
+      .check = cuda::unfused_launches,
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
+                                 model_bytes_naive_gqa_expand_cuda(p)};
+          },
+      .memory_bytes = memory_bytes_naive_gqa_expand_cuda,
+      .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
+        return std::make_unique<cuda::naive_gqa_expand_runner>(p, lse);
+      },
+  });
+  rows.push_back({
+      .name = "cublas_unfused",
+      .backend = backend_kind::cuda,
+      .summary = "baseline: cuBLAS batched GEMMs (fp32 compute) around a masked softmax kernel",
+      .writes_lse = true,
+      .caps = all_types,
+      .tags = {tag::baseline, tag::unfused, tag::library},
+      .check =
+          [](const problem& p) {
+            if (p.group() * p.Nq > 0x7fffffffLL || p.Nkv > 0x7fffffffLL)
+              return support::no("G*Nq or Nkv exceeds cuBLAS's 32-bit dimensions");
+            return cuda::check_launch({.grid_x = p.rows()}, "masked softmax");
+          },
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
+                                 model_bytes_cublas_unfused(p)};
+          },
+      .memory_bytes = memory_bytes_cublas_unfused,
+      .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
+        return std::make_unique<cuda::cublas_unfused_runner>(p, lse);
+      },
+  });
 }
 
 }  // namespace attnbench

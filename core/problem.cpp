@@ -1,4 +1,4 @@
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 #include <charconv>
 #include <fmt/format.h>

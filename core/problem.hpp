@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/errors.hpp"
+
 // Marks small helpers usable from both host and CUDA device code.
 #if defined(__CUDACC__)
 #define ATTN_HD __host__ __device__
@@ -26,12 +28,6 @@ enum class feature_map { elu1 };  // linear attention: phi(x) = elu(x) + 1
 std::string_view to_string(dtype t);
 dtype parse_dtype(std::string_view s);
 int dtype_bytes(dtype t);
-
-// Thrown for any bad user input; the message is one line naming the bad value.
-// Front ends print it and exit with status 2.
-struct input_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 enum class mask_kind { none, causal, local };
 

@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #include <utility>
 
-#include "kernels/cuda/common/cuda_check.cuh"
+#include "core/cuda/cuda_check.cuh"
 
 namespace attnbench::cuda {
 

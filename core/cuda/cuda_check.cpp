@@ -1,4 +1,4 @@
-#include "kernels/cuda/common/cuda_check.cuh"
+#include "core/cuda/cuda_check.cuh"
 
 #include <fmt/format.h>
 

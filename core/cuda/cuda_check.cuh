@@ -7,7 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "harness/backend.hpp"
+#include "core/errors.hpp"
 
 namespace attnbench::cuda {
 

@@ -4,7 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 namespace attnbench::cuda {
 

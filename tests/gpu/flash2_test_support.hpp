@@ -16,9 +16,9 @@
 #include <string>
 #include <utility>
 
-#include "harness/mask.hpp"
+#include "core/mask.hpp"
 #include "harness/tensors.hpp"
-#include "kernels/cuda/flash2/flash2_api.hpp"
+#include "kernels/cuda/flash2/flash2_plan.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 
 namespace attnbench::testing {
@@ -172,7 +172,7 @@ inline void expect_row_accurate(const char* name, const problem& p, std::int64_t
   const support s = v->supports(p);
   ASSERT_TRUE(s.ok) << v->benchmark_name(p) << ": " << s.reason;
   const double bound = error_bound(p, max_rows);
-  auto r = v->make_runner(p);
+  auto r = v->make(p);
   expect_accurate(run_runner_and_check(*r, p, max_rows), p, bound, v->benchmark_name(p));
 }
 

@@ -1,0 +1,134 @@
+// A variant is one declarative row: (algorithm, backend), what it can run
+// (capabilities, checked uniformly by supports()), what else it needs
+// (`check`: tile instantiations, launch limits), its analytical model and how
+// to make a runner. Rows are aggregates written with designated initializers
+// in their kernel family's folder; kernels/registry.cpp collects them. Tests,
+// benchmarks, `attnbench list`, the presets and (through context.variants in
+// the JSON) the charts read these rows; no other list of variants exists.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/problem.hpp"
+
+namespace attnbench {
+
+enum class backend_kind { cpu, cuda };
+std::string_view to_string(backend_kind b);
+
+// What a variant computes, and so which reference checks it.
+enum class attention_math { softmax, linear };
+std::string_view to_string(attention_math m);
+
+struct support {
+  bool ok = true;
+  std::string reason;  // why not, when !ok (one line)
+  static support yes() { return {}; }
+  static support no(std::string why) { return {false, std::move(why)}; }
+};
+
+// Inputs on the host, float32, already rounded to p.type so every backend
+// sees the same values. Layouts as in problem.hpp.
+struct host_inputs {
+  problem p;
+  std::vector<float> q, k, v;
+};
+
+struct host_outputs {
+  std::vector<float> o;    // [B, H, Nq, d]
+  std::vector<float> lse;  // [B, H, Nq] natural-log sum of exp of scaled scores; -inf for
+                           // rows with no visible key. Empty when the variant writes none.
+};
+
+// One prepared run of one variant on one problem. Everything but run() is
+// outside the timed region.
+class runner {
+ public:
+  virtual ~runner() = default;
+  virtual void set_inputs(const host_inputs& in) = 0;
+  // Fills O (and lse) with NaN so unwritten elements show.
+  virtual void poison_outputs() = 0;
+  // The timed work: one forward pass. CUDA runners enqueue on cuda::stream()
+  // and do not synchronise.
+  virtual void run() = 0;
+  virtual host_outputs get_outputs() = 0;
+  // Global-memory bytes moved by the last run() as counted by the kernel itself
+  // (CPU backend); -1 when the backend does not count.
+  virtual std::int64_t counted_bytes() const { return -1; }
+};
+
+// The analytical model of one run (docs/models.md): computed in one walk.
+struct model_figures {
+  double flops = 0;           // useful FLOPs: 4 d per visible pair (softmax)
+  double flops_executed = 0;  // FLOPs the algorithm performs, masked work included
+  double bytes = 0;           // modeled global-memory traffic at the row's tile sizes
+};
+
+// Roles a row plays in sweeps and charts.
+enum class tag {
+  baseline,  // the speedup baseline of its backend (one row per backend)
+  unfused,   // S and P materialised in memory
+  fused,     // one pass, S and P never leave the chip
+  tiled,     // Br x Bc change what runs (tile sweeps and charts)
+  library,   // calls a vendor library
+  decode,    // specialised for few queries against long keys
+  gqa,       // specialised for grouped KV heads
+};
+std::string_view to_string(tag t);
+
+// Mask features a row accepts (docs/masks.md): a problem's mask needs the
+// features of its kind plus `global` when it has global tokens.
+enum mask_feature : unsigned {
+  mask_none = 1u << 0,
+  mask_causal = 1u << 1,
+  mask_local = 1u << 2,
+  mask_global = 1u << 3,
+  mask_all = mask_none | mask_causal | mask_local | mask_global,
+};
+unsigned mask_features_of(const mask_spec& m);
+std::vector<std::string_view> mask_feature_names(unsigned features);
+
+// What a row declares it can run; supports() refuses the rest with the reason.
+struct capabilities {
+  std::vector<dtype> dtypes;
+  unsigned masks = mask_all;
+  std::vector<std::int64_t> head_dims;  // empty: any
+  bool gqa = true;                      // Hkv < H accepted
+  bool gqa_only = false;                // only Hkv < H (rows that exist for GQA)
+  std::int64_t max_nq = 0;              // 0: no limit
+};
+
+struct variant {
+  std::string name;  // "flash2"; with the backend, the first two fields of benchmark names
+  backend_kind backend = backend_kind::cpu;
+  attention_math math = attention_math::softmax;
+  std::string summary;  // one line for `attnbench list`
+  bool writes_lse = false;
+  capabilities caps;
+  std::vector<tag> tags;
+  // Beyond the capabilities: instantiated tiles, launch and memory limits.
+  std::function<support(const problem&)> check;
+  std::function<model_figures(const problem&)> model;
+  // Memory the run allocates on its backend (inputs, outputs, workspace), so
+  // configurations that would not fit are skipped before allocating.
+  std::function<std::int64_t(const problem&)> memory_bytes;
+  // The runner; writes_lse is the row's (stated once, here).
+  std::function<std::unique_ptr<runner>(const problem&, bool writes_lse)> make_runner;
+  // The problem the runner really runs: rows with fixed tiles (split-KV decode)
+  // rewrite Br/Bc so names say what ran. Identity when unset.
+  std::function<problem(const problem&)> resolve;
+
+  support supports(const problem& p) const;  // capabilities, then check
+  problem resolved(const problem& p) const { return resolve ? resolve(p) : p; }
+  std::unique_ptr<runner> make(const problem& p) const { return make_runner(p, writes_lse); }
+  bool has(tag t) const;
+  std::string benchmark_name(const problem& p) const;
+};
+
+}  // namespace attnbench

@@ -1,0 +1,40 @@
+// Host-side plan of the flash2 family: which row runs the kernel how (pack,
+// tile walk, splits; flash2_params.hpp flash2_plan), the split-KV choice, the
+// rows' models and the runner factory. Host C++, for the rows, the runner and
+// the GPU tests.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/variant.hpp"
+#include "kernels/cuda/flash2/flash2_params.hpp"
+
+namespace attnbench::cuda {
+
+enum class flash2_row { flash2, sparse, packed, splitkv };
+
+// Decode / split-KV tile: 16 packed rows x 64 keys (flash2_instances.cpp).
+inline constexpr std::int64_t kDecodeBr = 16, kDecodeBc = 64;
+inline constexpr int kMaxSplits = 256;
+
+// How `row` runs p on `sms` multiprocessors.
+flash2_plan plan_for(flash2_row row, const problem& p, int sms);
+// p with the decode tile (16 x 64) in Br / Bc: what flash2_splitkv runs.
+problem decode_geometry(const problem& p);
+// Most key tiles any decode row tile visits.
+std::int64_t splitkv_max_tiles(const problem& p);
+// Splits the decode runner uses on `sms` multiprocessors.
+int splitkv_num_splits(const problem& p, int sms);
+// fp32 partial O and lse of the splits (0 when one split).
+std::int64_t splitkv_workspace_bytes(const problem& p, int sms);
+
+// The row's model on the current device's SM count (132 without a device):
+// kernels/models/models.hpp model_flash2_cuda over plan_for(row, p, sms).
+model_figures model_flash2_row(flash2_row row, const problem& p);
+
+// forced_splits > 0 overrides the split count of flash2_row::splitkv.
+std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row,
+                                           int forced_splits);
+
+}  // namespace attnbench::cuda

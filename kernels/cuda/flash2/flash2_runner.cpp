@@ -1,0 +1,74 @@
+// The runner of the flash2 family: one flash2_fwd_kernel launch (plus the
+// split-KV merge when the plan splits keys) with the row's plan. Host C++
+// (fmt is fine here; the .cu files must not include it).
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "core/cuda/launch_limits.hpp"
+#include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/flash2/flash2_plan.hpp"
+
+namespace attnbench::cuda {
+
+namespace {
+
+class flash2_runner final : public device_runner {
+ public:
+  flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits)
+      : device_runner(p, writes_lse) {
+    // SM count read here, at construction, as the split choice needs it.
+    int dev = 0, sms = 0;
+    ATTN_CUDA_CHECK(cudaGetDevice(&dev));
+    ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const flash2_plan st = plan_for(row, p, sms);
+    cfg_ = row == flash2_row::splitkv ? find_flash2_decode_config(static_cast<int>(p.d), p.type)
+                                      : find_flash2_config(static_cast<int>(p.d), p.type, p.Br, p.Bc);
+    if (!cfg_)
+      throw backend_error(
+          fmt::format("flash2: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));
+    int optin = 0;
+    ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (cfg_->smem > optin)
+      throw backend_error(fmt::format("{} needs {} bytes of shared memory, the device allows {}",
+                                      cfg_->name, cfg_->smem, optin));
+    prm_.p = st.geometry;
+    prm_.pack = st.pack;
+    prm_.walk = st.walk;
+    prm_.splits = forced_splits > 0 ? forced_splits : st.splits;
+    prm_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
+    prm_.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
+    if (prm_.splits > 1) {
+      o_part_ = device_buffer(static_cast<std::size_t>(prm_.splits) * p.rows() * p.d * 4);
+      lse_part_ = device_buffer(static_cast<std::size_t>(prm_.splits) * p.rows() * 4);
+    }
+  }
+
+  void run() override {
+    prm_.q = q_.get();
+    prm_.k = k_.get();
+    prm_.v = v_.get();
+    prm_.o = o_.get();
+    prm_.lse = lse_.get<float>();
+    prm_.o_part = o_part_.get<float>();
+    prm_.lse_part = lse_part_.get<float>();
+    cfg_->launch(prm_, stream());
+    if (prm_.splits > 1) launch_splitkv_merge(prm_, stream());
+  }
+
+ private:
+  const flash2_config* cfg_ = nullptr;
+  flash2_params prm_;
+  device_buffer o_part_, lse_part_;
+};
+
+}  // namespace
+
+std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row,
+                                           int forced_splits) {
+  return std::make_unique<flash2_runner>(p, writes_lse, row, forced_splits);
+}
+
+}  // namespace attnbench::cuda

@@ -1,0 +1,50 @@
+// FlashAttention-1: O, l, m through memory between key blocks (docs/models.md).
+// Sums run in 64-bit integers and are converted to double once, so they stay exact.
+#include "kernels/models/models.hpp"
+
+#include <algorithm>
+
+#include "kernels/models/model_terms.hpp"
+
+namespace attnbench {
+
+using namespace model_terms;
+
+double model_flops_executed_flash1(const problem& p) { return model_flops_executed_flash2(p); }
+
+double model_bytes_flash1(const problem& p) {
+  const std::int64_t e = es(p);
+  std::int64_t per_head = p.Nq * (p.d * e + 2 * f32);  // O = 0, l = 0, m = -inf
+  for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) {
+    const span64 s = causal_bounded_kv_tiles(p, qt);
+    per_head += 2 * p.d * e * keys_in_tiles(p, s) +
+                s.size() * q_tile_rows(p, qt) * (3 * p.d * e + 4 * f32);
+  }
+  return static_cast<double>(p.B * p.H * per_head);
+}
+
+double model_bytes_flash1_cuda(const problem& p) {
+  const std::int64_t e = es(p);
+  const std::int64_t state_row = f32 * (p.d + 2);  // O_i (fp32), l_i, m_i per row
+  std::int64_t per_head = 0;
+  for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) {
+    const std::int64_t r = std::min(p.Br, p.Nq - qt * p.Br);
+    const span64 s = causal_bounded_kv_tiles(p, qt);
+    const std::int64_t keys = s.empty() ? 0 : std::min(s.hi * p.Bc, p.Nkv) - s.lo * p.Bc;
+    per_head += r * p.d * e + 2 * keys * p.d * e;  // Q_i once, K_j and V_j
+    if (s.size() > 1) per_head += 2 * (s.size() - 1) * r * state_row;  // state written + read back
+    per_head += r * p.d * e + f32 * r;  // O and lse written by the last block
+  }
+  return static_cast<double>(p.B * p.H * per_head);
+}
+
+std::int64_t memory_bytes_flash1_cuda(const problem& p) {
+  return io_bytes(p) + f32 * p.rows() + f32 * p.rows() * (p.d + 2);
+}
+
+std::int64_t flash1_smem_bytes(const problem& p) {
+  // Tile rows padded by 4 bytes so row strides are an odd number of words.
+  return (p.Br + 2 * p.Bc) * (p.d * es(p) + 4) + p.Br * p.Bc * f32 + 2 * p.Br * f32;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,94 @@
+// FlashAttention-2 family: flash2, sparse, and the CUDA tile walk of flash2_gqa_packed
+// and flash2_splitkv (docs/models.md).
+// Sums run in 64-bit integers and are converted to double once, so they stay exact.
+#include "kernels/models/models.hpp"
+
+#include <algorithm>
+
+#include "kernels/cuda/flash2/flash2_params.hpp"
+#include "kernels/models/model_terms.hpp"
+
+namespace attnbench {
+
+using namespace model_terms;
+
+namespace {
+
+// Pairs computed per (batch, head) when query tile qt visits the key tiles
+// of `visit(qt)` in full.
+template <class Visit>
+std::int64_t tile_pairs_per_head(const problem& p, Visit visit) {
+  std::int64_t n = 0;
+  for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) n += q_tile_rows(p, qt) * visit(qt);
+  return n;
+}
+
+std::int64_t causal_keys(const problem& p, std::int64_t qt) {
+  return keys_in_tiles(p, causal_bounded_kv_tiles(p, qt));
+}
+
+std::int64_t sparse_keys(const problem& p, std::int64_t qt) {
+  const tile_spans t = visible_kv_tiles(p, qt);
+  return keys_in_tiles(p, t.first) + keys_in_tiles(p, t.second);
+}
+
+// flash2's loop per (batch, head) reading the key tiles worth `keys(qt)` keys.
+template <class Keys>
+std::int64_t flash2_bytes_per_head(const problem& p, Keys keys) {
+  std::int64_t n = 0;
+  for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt)
+    n += q_tile_rows(p, qt) * (2 * p.d * es(p) + f32) + 2 * p.d * es(p) * keys(qt);
+  return n;
+}
+
+}  // namespace
+
+double model_flops_executed_flash2(const problem& p) {
+  const auto pairs = tile_pairs_per_head(p, [&](std::int64_t qt) { return causal_keys(p, qt); });
+  return 4.0 * p.d * static_cast<double>(pairs) * p.B * p.H;
+}
+
+double model_flops_executed_sparse(const problem& p) {
+  const auto pairs = tile_pairs_per_head(p, [&](std::int64_t qt) { return sparse_keys(p, qt); });
+  return 4.0 * p.d * static_cast<double>(pairs) * p.B * p.H;
+}
+
+double model_bytes_flash2(const problem& p) {
+  const auto per_head = flash2_bytes_per_head(p, [&](std::int64_t qt) { return causal_keys(p, qt); });
+  return static_cast<double>(p.B * p.H * per_head);
+}
+
+double model_bytes_sparse(const problem& p) {
+  const auto per_head = flash2_bytes_per_head(p, [&](std::int64_t qt) { return sparse_keys(p, qt); });
+  return static_cast<double>(p.B * p.H * per_head);
+}
+
+model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan) {
+  const problem& q = plan.geometry;
+  const double e = dtype_bytes(p.type);
+  const std::int64_t rows = cuda::packed_rows(q, plan.pack);
+  double flops_exec = 0, bytes = 0;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += q.Br) {
+    const std::int64_t R = std::min(q.Br, rows - r0);
+    const span64 qr = cuda::packed_query_range(r0, r0 + R, plan.pack);
+    const tile_spans sp = kv_tiles_for_queries(q, qr.lo, qr.hi, plan.walk);
+    const std::int64_t nf = sp.first.size();
+    for (int s = 0; s < plan.splits; ++s) {
+      const span64 ord = cuda::split_ordinals(sp.count(), plan.splits, s);
+      std::int64_t keys = 0;
+      for (std::int64_t o = ord.lo; o < ord.hi; ++o)
+        keys += kv_tile_cols(q, o < nf ? sp.first.lo + o : sp.second.lo + (o - nf));
+      flops_exec += 4.0 * p.d * static_cast<double>(R * keys);
+      bytes += 2.0 * p.d * e * keys;                      // K and V tiles
+      if (!ord.empty()) bytes += R * p.d * e;             // Q (an empty split skips it)
+      bytes += plan.splits == 1 ? R * (p.d * e + 4)       // O and lse, once
+                                : R * (p.d + 1) * 4.0;    // fp32 partial O and lse
+    }
+    if (plan.splits > 1)  // merge: read every partial, write O and lse
+      bytes += R * (plan.splits * (p.d + 1) * 4.0 + p.d * e + 4);
+  }
+  const double ctas = static_cast<double>(p.B * (p.H / plan.pack));
+  return {model_flops_softmax(p), flops_exec * ctas, bytes * ctas};
+}
+
+}  // namespace attnbench

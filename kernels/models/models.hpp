@@ -1,0 +1,111 @@
+// Analytical FLOP and byte models, one home per algorithm: the CPU and the
+// CUDA model of one algorithm side by side (kernels/models/<algorithm>.cpp;
+// docs/models.md derives each formula). Element size of Q, K, V and O
+// follows p.type (dtype_bytes); the score/probability matrices S and P, the
+// log-sum-exp, FlashAttention-1's l and m and linear attention's state are
+// fp32 (4 bytes) on every backend. Every model is exact for ragged lengths:
+// a partial tile counts its real rows and columns. The CPU kernels count the
+// same bytes while they run (runner::counted_bytes); tests compare the two.
+//
+// CUDA "bytes" are the global-memory requests the kernels issue, each element
+// counted once per request at the block level (what a cache-less GPU would
+// move); L2 hits are not subtracted. memory_bytes_*: device bytes a run
+// allocates (inputs, outputs, workspace).
+#pragma once
+
+#include <cstdint>
+
+#include "core/tiles.hpp"
+#include "core/variant.hpp"
+
+namespace attnbench {
+
+namespace cuda {
+struct flash2_plan;  // kernels/cuda/flash2/flash2_params.hpp
+}
+
+// Fixed tile edges of the CUDA kernels (the models depend on them).
+inline constexpr std::int64_t cuda_naive_tile = 32;      // naive GEMMs: 32 x 32 outputs, k-step 32
+inline constexpr std::int64_t cuda_linear_rows = 16;     // linear output pass: rows per sub-tile
+inline constexpr std::int64_t cuda_linear_state_rows = 32;  // linear state pass: state rows per block
+
+// ---- every softmax variant ----------------------------------------------------
+// Useful FLOPs: 4 * d per visible (query, key) pair (QK^T and PV, one FMA = 2
+// FLOPs), times B * H. exp, max, scaling and division are not counted.
+double model_flops_softmax(const problem& p);
+// Minimum traffic: read Q, K, V once (Hkv heads of K/V), write O once.
+double model_bytes_min(const problem& p);
+
+// ---- naive, naive_gqa_expand, cublas_unfused (naive.cpp) -----------------------
+// Executed: every (query, key) pair.
+double model_flops_executed_naive(const problem& p);
+// cpu: S = QK^T written, read by softmax, P written, read by PV; K and V
+// re-read once per query tile.
+double model_bytes_naive(const problem& p);
+// cpu: copy K and V to H heads (read + write per query head), then naive with Hkv = H.
+double model_bytes_naive_gqa_expand(const problem& p);
+// cuda naive: tiled GEMM S = QK^T (fp32), masked softmax writing P (fp32)
+// and lse, tiled GEMM O = PV.
+double model_bytes_naive_cuda(const problem& p);
+std::int64_t memory_bytes_naive_cuda(const problem& p);
+// cuda naive_gqa_expand: K and V copied to H heads, then naive with Hkv = H.
+double model_bytes_naive_gqa_expand_cuda(const problem& p);
+std::int64_t memory_bytes_naive_gqa_expand_cuda(const problem& p);
+// cublas_unfused: two cuBLAS GEMMs (each operand counted once: the minimum a
+// GEMM can move; cuBLAS's own tiling is not modeled), S in fp32, softmax
+// reading S twice and writing P in p.type.
+double model_bytes_cublas_unfused(const problem& p);
+std::int64_t memory_bytes_cublas_unfused(const problem& p);
+
+// ---- flash1 (flash1.cpp) --------------------------------------------------------
+// Executed: blocks within the causal bound.
+double model_flops_executed_flash1(const problem& p);
+// cpu: Algorithm 1: O, l, m initialised; per visited block read K_j, V_j,
+// Q_i, O_i, l_i, m_i and write O_i, l_i, m_i.
+double model_bytes_flash1(const problem& p);
+// cuda: one block per (b, h, query tile) runs Algorithm 1's KV loop; Q_i
+// stays in shared memory, O_i (fp32), l_i, m_i go through global memory
+// between KV blocks; the last block writes O (p.type) and lse.
+double model_bytes_flash1_cuda(const problem& p);
+std::int64_t memory_bytes_flash1_cuda(const problem& p);
+// Shared memory of one flash1 block (Q, K, V tiles in p.type with rows padded
+// by 4 bytes, S in fp32, two per-row factors).
+std::int64_t flash1_smem_bytes(const problem& p);
+
+// ---- flash2, sparse, flash2_gqa_packed, flash2_splitkv (flash2.cpp) ---------------
+// Executed: tiles in causal_bounded_kv_tiles (flash2) or visible_kv_tiles (sparse).
+double model_flops_executed_flash2(const problem& p);
+double model_flops_executed_sparse(const problem& p);
+// cpu: per query tile Q read and O + lse written once, K/V tiles of
+// causal_bounded_kv_tiles read once each; sparse restricted to visible_kv_tiles.
+double model_bytes_flash2(const problem& p);
+double model_bytes_sparse(const problem& p);
+// cuda: the kernel's walk, exact per row tile: real rows R of the tile, real
+// keys of the visited key tiles, per split; a row tile (or split) that visits
+// no key tile skips its Q read; split partials in fp32 plus the merge.
+model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan);
+
+// ---- linear (linear.cpp) ------------------------------------------------------------
+// Linear attention (phi = elu + 1) in its recurrent form, V augmented with a
+// ones column for the normaliser: 2d(d+1) per key and KV head (state update)
+// plus 2d(d+1) per query row that sees a key (state read). phi not counted.
+double model_flops_linear(const problem& p);
+// Executed: the chunked form when causal.
+double model_flops_executed_linear(const problem& p);
+// cpu: non-causal: state pass (K, V read, per-KV-head state written) then
+// output pass (state read per query tile). Causal: prefix states per key
+// chunk (chunk = Bc), then per chunk: state, Q rows, K/V chunk read, O written.
+double model_bytes_linear(const problem& p);
+// cuda: state pass per (b, KV head, 32 state rows), then output pass per 16
+// query rows (causal: chunk = Bc, intra-chunk keys read per sub-tile).
+double model_bytes_linear_cuda(const problem& p);
+double model_flops_executed_linear_cuda(const problem& p);
+std::int64_t memory_bytes_linear_cuda(const problem& p);
+// Causal linear attention groups query rows by key chunk (chunk = Bc): rows
+// [lo, hi) whose aligned position i' = i + Nkv - Nq falls in key chunk c
+// (keys [c*Bc, (c+1)*Bc)). Rows with i' < 0 belong to no chunk (zeros).
+span64 linear_chunk_rows(const problem& p, std::int64_t c);
+// First key chunk that holds the aligned position of some query row.
+std::int64_t linear_first_chunk(const problem& p);
+
+}  // namespace attnbench
