@@ -1,5 +1,7 @@
 #include "harness/bench_loop.hpp"
 
+#include "harness/run_defaults.hpp"
+
 #include <algorithm>
 #include <benchmark/benchmark.h>
 #include <chrono>
@@ -25,7 +27,6 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / double(
 
 // Default target time of one repetition: CPU configurations are slow and many
 // (the quick sweep must stay within 3 minutes on 2 cores); GPU samples are cheap.
-double default_rep_time(const backend& be) { return be.kind() == backend_kind::cpu ? 0.03 : 0.02; }
 
 // Collects the per-repetition runs of the one benchmark being run.
 class collecting_reporter final : public benchmark::BenchmarkReporter {
@@ -90,7 +91,7 @@ timing_result time_configuration(backend& be, runner& r, const configuration& c,
   timing_result t;
   const timing_options topt{opt.hot, {}};
   const timing_options ranged_topt{opt.hot, c.name};  // NVTX range = benchmark name (Nsight merge key)
-  const double rep_time = opt.rep_time_s > 0 ? opt.rep_time_s : default_rep_time(be);
+  const double rep_time = opt.rep_time_s > 0 ? opt.rep_time_s : defaults_for(be.kind()).rep_time_s;
   std::int64_t iterations = 1;
   if (be.manual_time()) {
     // Warm-up, then one pilot sample; kernels under ~10 us are batched so that

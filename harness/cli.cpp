@@ -1,5 +1,7 @@
 #include "harness/cli.hpp"
 
+#include "harness/run_defaults.hpp"
+
 #include <algorithm>
 #include <benchmark/benchmark.h>
 #include <cmath>
@@ -313,7 +315,7 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   if (configs.empty()) throw input_error("the sweep selects no configuration (check --filter, --variant)");
 
   sweep_options opt;
-  opt.repetitions = c.reps > 0 ? c.reps : (be->kind() == backend_kind::cuda ? 5 : 3);
+  opt.repetitions = c.reps > 0 ? c.reps : defaults_for(be->kind()).repetitions;
   opt.hot = c.hot;
   opt.profile = c.profile;
   opt.rep_time_s = c.rep_time_s;

@@ -1,5 +1,7 @@
 #include "harness/sweep.hpp"
 
+#include "harness/run_defaults.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
@@ -262,9 +264,7 @@ std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant
                                   backend_kind backend) {
   std::vector<configuration> out;
   std::set<std::string> seen;
-  const std::vector<dtype> default_types =
-      backend == backend_kind::cuda ? std::vector<dtype>{dtype::bf16, dtype::fp16}
-                                    : std::vector<dtype>{dtype::fp32};
+  const std::vector<dtype> default_types = defaults_for(backend).dtypes;
   for (const auto& g : s.groups) {
     const auto& a = g.axes;
     // Variants of this backend, in the group's order (registry order by default).
