@@ -31,7 +31,8 @@ double model_bytes_flash1_cuda(const problem& p) {
     const std::int64_t r = std::min(p.Br, p.Nq - qt * p.Br);
     const span64 s = causal_bounded_kv_tiles(p, qt);
     const std::int64_t keys = s.empty() ? 0 : std::min(s.hi * p.Bc, p.Nkv) - s.lo * p.Bc;
-    per_head += r * p.d * e + 2 * keys * p.d * e;  // Q_i once, K_j and V_j
+    // Q_i once (a tile that visits no key tile returns before reading it), K_j and V_j
+    per_head += (s.empty() ? 0 : r * p.d * e) + 2 * keys * p.d * e;
     if (s.size() > 1) per_head += 2 * (s.size() - 1) * r * state_row;  // state written + read back
     per_head += r * p.d * e + f32 * r;  // O and lse written by the last block
   }

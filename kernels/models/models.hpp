@@ -65,7 +65,9 @@ double model_flops_executed_flash1(const problem& p);
 double model_bytes_flash1(const problem& p);
 // cuda: one block per (b, h, query tile) runs Algorithm 1's KV loop; Q_i
 // stays in shared memory, O_i (fp32), l_i, m_i go through global memory
-// between KV blocks; the last block writes O (p.type) and lse.
+// between KV blocks; the last block writes O (p.type) and lse. A query tile
+// that visits no key tile (causal, Nq > Nkv) writes O = 0 and lse without
+// reading Q.
 double model_bytes_flash1_cuda(const problem& p);
 std::int64_t memory_bytes_flash1_cuda(const problem& p);
 // Shared memory of one flash1 block (Q, K, V tiles in p.type with rows padded

@@ -38,6 +38,15 @@ TEST(CudaFlash1Host, ByteModel) {
   EXPECT_DOUBLE_EQ(flash1().model(p).flops_executed, model_flops_executed_flash1(p));
 }
 
+// Causal with Nq > Nkv: query tile 0 (rows 0..63, aligned positions -96..-33)
+// visits no key tile; the kernel writes its O = 0 and lse = -inf without
+// reading Q (issue 9, defect 3). Tile 1 reads Q, one K/V tile, writes O, lse.
+TEST(CudaFlash1Host, ByteModelSkipsQOfTilesWithoutKeys) {
+  const problem p = make_problem({1, 1, 1, 128, 32, 64}, dtype::fp16, "causal", 64, 32);
+  const double tile = 64.0 * 64 * 2, lse = 4.0 * 64;
+  EXPECT_DOUBLE_EQ(model_bytes_flash1_cuda(p), (tile + lse) + (tile + 2.0 * 32 * 64 * 2 + tile + lse));
+}
+
 TEST(CudaFlash1, MatchesFp64ReferenceOnSmallShapes) {
   ATTN_REQUIRE_GPU();
   const std::pair<std::int64_t, std::int64_t> tiles[] = {{16, 16}, {32, 64}, {64, 32}};

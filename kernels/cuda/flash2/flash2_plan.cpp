@@ -43,6 +43,12 @@ std::int64_t splitkv_workspace_bytes(const problem& p, int sms) {
   return splits > 1 ? static_cast<std::int64_t>(splits) * p.rows() * (p.d + 1) * 4 : 0;
 }
 
+const flash2_config* flash2_config_for(flash2_row row, const problem& p) {
+  const int d = static_cast<int>(p.d);
+  return row == flash2_row::splitkv ? find_flash2_decode_config(d, p.type)
+                                    : find_flash2_config(d, p.type, p.Br, p.Bc);
+}
+
 flash2_plan plan_for(flash2_row row, const problem& p, int sms) {
   flash2_plan s;
   s.pack = (row == flash2_row::packed || row == flash2_row::splitkv) ? static_cast<int>(p.group()) : 1;

@@ -18,6 +18,9 @@ enum class flash2_row { flash2, sparse, packed, splitkv };
 inline constexpr std::int64_t kDecodeBr = 16, kDecodeBc = 64;
 inline constexpr int kMaxSplits = 256;
 
+// The instantiation `row` runs p with (the decode one for split-KV), or
+// nullptr; supports() and the runner both resolve it here.
+const flash2_config* flash2_config_for(flash2_row row, const problem& p);
 // How `row` runs p on `sms` multiprocessors.
 flash2_plan plan_for(flash2_row row, const problem& p, int sms);
 // p with the decode tile (16 x 64) in Br / Bc: what flash2_splitkv runs.

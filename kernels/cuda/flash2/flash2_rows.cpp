@@ -34,9 +34,7 @@ support check_launch_of(const problem& p, flash2_row row) {
         fmt::format("mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
   const cuda::flash2_plan plan = cuda::plan_for(row, p, cuda::current_device_limits().sm_count);
   const int d = static_cast<int>(p.d);
-  const cuda::flash2_config* c = row == flash2_row::splitkv
-                                     ? cuda::find_flash2_decode_config(d, p.type)
-                                     : cuda::find_flash2_config(d, p.type, p.Br, p.Bc);
+  const cuda::flash2_config* c = cuda::flash2_config_for(row, p);
   if (!c)
     return support::no(fmt::format("no Br x Bc = {}x{} instantiation for d={} (have {})", p.Br,
                                    p.Bc, p.d, tile_list(d, p.type)));

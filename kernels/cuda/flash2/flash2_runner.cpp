@@ -19,21 +19,12 @@ class flash2_runner final : public device_runner {
  public:
   flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits)
       : device_runner(p, writes_lse) {
-    // SM count read here, at construction, as the split choice needs it.
-    int dev = 0, sms = 0;
-    ATTN_CUDA_CHECK(cudaGetDevice(&dev));
-    ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const flash2_plan st = plan_for(row, p, sms);
-    cfg_ = row == flash2_row::splitkv ? find_flash2_decode_config(static_cast<int>(p.d), p.type)
-                                      : find_flash2_config(static_cast<int>(p.d), p.type, p.Br, p.Bc);
+    // The split choice needs the SM count of the device the runner runs on.
+    const flash2_plan st = plan_for(row, p, current_device_limits().sm_count);
+    cfg_ = flash2_config_for(row, p);
     if (!cfg_)
       throw backend_error(
           fmt::format("flash2: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));
-    int optin = 0;
-    ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    if (cfg_->smem > optin)
-      throw backend_error(fmt::format("{} needs {} bytes of shared memory, the device allows {}",
-                                      cfg_->name, cfg_->smem, optin));
     prm_.p = st.geometry;
     prm_.pack = st.pack;
     prm_.walk = st.walk;
