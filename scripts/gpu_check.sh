@@ -51,7 +51,25 @@ step() {
   return $rc
 }
 
+# ---- dependencies: carried prefix or the system's, checked before anything slow ----
+# The lent GPU machine has none of these and cannot install them: without the
+# prefix from scripts/fetch_debs.sh the configure step would fail minutes in.
+sys_prefix="${GPU_CHECK_SYSTEM_PREFIX:-/usr}"
+if [[ ! -d "$root/.debs/root/usr" ]]; then
+  missing=()
+  for h in fmt/format.h benchmark/benchmark.h gtest/gtest.h nlohmann/json.hpp; do
+    [[ -e "$sys_prefix/include/$h" ]] || missing+=("$h")
+  done
+  compgen -G "$sys_prefix/include/*/openblas*/cblas.h" >/dev/null ||
+    [[ -e "$sys_prefix/include/cblas.h" ]] || missing+=("cblas.h (OpenBLAS)")
+  if ((${#missing[@]})); then
+    echo "gpu_check: error: no .debs/root and $sys_prefix lacks ${missing[*]}: run 'bash scripts/fetch_debs.sh' on a networked machine and carry .debs/root here (device tool: carry [\".debs/root\"]); see docs/gpu.md" >&2
+    exit 2
+  fi
+fi
+
 # ---- environment -----------------------------------------------------------------
+[[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
 {
   date -u
   nvidia-smi 2>&1 || echo "nvidia-smi failed"
@@ -64,7 +82,6 @@ if ! nvidia-smi -L > /dev/null 2>&1 && [[ "${GPU_CHECK_ALLOW_NO_GPU:-0}" != 1 ]]
   echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed); see $out/env.txt" >&2
   exit 1
 fi
-[[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
 
 cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNBENCH_CUDA=ON)
 carried="$root/.debs/root/usr"
