@@ -20,6 +20,7 @@
 
 #include "harness/backend.hpp"
 #include "harness/cuda/ceiling_kernels.hpp"
+#include "harness/datasheet.hpp"
 #include "core/cuda/device_buffer.cuh"
 
 namespace attnbench {
@@ -183,8 +184,18 @@ class cuda_backend final : public backend {
     };
   }
 
+  // The part's datasheet figures when the name is known (they assume the
+  // tensor boost clock: 1830 MHz on H100/H200, not the 1980 MHz maximum that
+  // cudaDevAttrClockRate reports, which would overstate the peak by ~8 %);
+  // else ops/clock x SMs x that maximum clock, labelled so.
   nlohmann::json theoretical() const {
     nlohmann::json t;
+    if (const datasheet_part* d = find_datasheet(prop_.name)) {
+      t["bandwidth_gbps"] = d->bandwidth_gbps;
+      t["tflops"] = {{"fp32", d->fp32}, {"tf32", d->tf32}, {"fp16", d->fp16}, {"bf16", d->bf16}};
+      t["source"] = fmt::format("datasheet: {}", d->part);
+      return t;
+    }
     const double mem_hz = attr(cudaDevAttrMemoryClockRate, dev_) * 1e3;
     const double bus_bytes = attr(cudaDevAttrGlobalMemoryBusWidth, dev_) / 8.0;
     if (mem_hz > 0 && bus_bytes > 0) t["bandwidth_gbps"] = 2.0 * mem_hz * bus_bytes / 1e9;  // DDR
@@ -196,6 +207,8 @@ class cuda_backend final : public backend {
                      {"tf32", row.tf32 * per_clk},
                      {"fp16", row.fp16 * per_clk},
                      {"bf16", row.bf16 * per_clk}};
+      t["source"] = fmt::format("ops/clock x {} SMs x max clock {:.0f} MHz (an upper bound)",
+                                prop_.multiProcessorCount, sm_hz / 1e6);
     }
     return t;
   }
