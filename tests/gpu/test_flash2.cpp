@@ -13,7 +13,7 @@
 namespace attnbench::testing {
 namespace {
 
-TEST(Flash2Host, KernelTileWalkMatchesHarnessByteModel) {
+TEST(Flash2Host, KernelTileWalkMatchesCpuByteModel) {
   for (const char* m : {"none", "causal", "local:50,0+global:9"})
     for (std::int64_t hkv : {4, 1}) {
       const problem p = f2_problem(2, 4, hkv, 300, 517, 128, dtype::fp16, m, 128, 64);
@@ -23,7 +23,7 @@ TEST(Flash2Host, KernelTileWalkMatchesHarnessByteModel) {
 
 // A row tile that visits no key tile (causal, Nq > Nkv: the first rows see
 // no key) skips its Q read in the kernel; the rows report the walk's bytes,
-// harness model_bytes_flash2 / model_bytes_sparse still count that Q.
+// the CPU models model_bytes_flash2 / model_bytes_sparse (kernels/models/flash2.cpp) still count that Q.
 TEST(Flash2Host, RowTilesWithoutKeyTilesSkipQ) {
   const problem p = f2_problem(1, 2, 2, 400, 20, 64, dtype::fp16, "causal", 128, 64);
   double skipped = 0;

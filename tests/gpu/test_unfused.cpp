@@ -35,7 +35,7 @@ TEST(CudaUnfusedHost, RowsAndSupportReasons) {
 }
 
 TEST(CudaUnfusedHost, ByteModelsByHand) {
-  // One head, Nq = Nkv = d = 64, fp16: every term of docs/models_cuda.md.
+  // One head, Nq = Nkv = d = 64, fp16: every term of docs/models.md (naive, cuda).
   const problem p = make_problem({1, 1, 1, 64, 64, 64}, dtype::fp16, "none");
   const double e = 2, n = 64 * 64;
   // cuBLAS: Q, K once; S written (fp32), read twice; P (fp16) written + read; V once; O; lse.

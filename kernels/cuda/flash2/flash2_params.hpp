@@ -1,12 +1,12 @@
 // Parameters shared by the host side (rows, runners, models; plain C++) and
 // the device side (flash2_kernel.cuh) of the flash2 family: flash2, sparse,
 // flash2_gqa_packed and flash2_splitkv all run the same kernel template with
-// different runtime settings (see docs/flash2.md):
+// different runtime settings (flash2_plan, see docs/flash2.md):
 //
-//   flash2             pack = 1, visit = causal bound,   splits = 1
-//   sparse             pack = 1, visit = visible tiles,  splits = 1
-//   flash2_gqa_packed  pack = G, visit = causal bound,   splits = 1
-//   flash2_splitkv     pack = G, visit = visible tiles,  splits from SM count
+//   flash2             pack = 1, walk = causal_bound,  splits = 1
+//   sparse             pack = 1, walk = visible,       splits = 1
+//   flash2_gqa_packed  pack = G, walk = causal_bound,  splits = 1
+//   flash2_splitkv     pack = G, walk = visible,       splits from SM count
 //
 // "Packing" puts the rows of all G query heads of one KV group into the M
 // dimension of a CTA's tile, query-major: packed row r is query i = r / pack

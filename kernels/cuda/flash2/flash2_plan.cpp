@@ -29,8 +29,8 @@ std::int64_t splitkv_max_tiles(const problem& p) {
 int splitkv_num_splits(const problem& p, int sms) {
   const problem q = decode_geometry(p);
   const std::int64_t ctas = p.B * p.Hkv * row_tiles(q, static_cast<int>(p.group()), q.Br);
-  // About 4 CTAs per SM: 3 fit at once (168 registers x 128 threads, 69 KB of
-  // shared memory) and the 4th evens out the tail. Each split keeps at least
+  // About 4 CTAs per SM: 3 fit at once (166 registers x 128 threads, 74 KB of
+  // shared memory at d = 128) and the 4th evens out the tail. Each split keeps at least
   // 4 key tiles (256 keys), so its partial O (d fp32 per row, written and
   // read once) stays below 1/16 of the K/V bytes it reads at Nq = 1.
   const std::int64_t want = ceil_div(4LL * sms, ctas);
