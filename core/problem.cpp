@@ -37,6 +37,15 @@ std::int64_t parse_positive(std::string_view s, std::string_view what) {
   return v;
 }
 
+// Any L, R or G >= Nq + Nkv has the effect of an unbounded one; the bound keeps
+// window arithmetic (i + Nkv - Nq + R + 1) far from int64 overflow.
+static void check_mask_param(std::int64_t v, std::string_view what, std::string_view whole) {
+  if (v > max_mask_param)
+    throw input_error(fmt::format("bad mask '{}': {} {} exceeds the largest accepted {} (any value "
+                                  ">= Nq + Nkv has the same effect)",
+                                  whole, what, v, max_mask_param));
+}
+
 mask_spec parse_mask(std::string_view s) {
   mask_spec m;
   std::string_view base = s, glob;
@@ -61,6 +70,8 @@ mask_spec parse_mask(std::string_view s) {
     m.right = parse_int(lr.substr(comma + 1), "local window R", s);
     if (m.left < 0 || m.right < 0)
       throw input_error(fmt::format("bad mask '{}': window sizes must be >= 0", s));
+    check_mask_param(m.left, "local window L", s);
+    check_mask_param(m.right, "local window R", s);
   } else {
     throw input_error(fmt::format(
         "unknown mask '{}' (expected none, causal, local:L,R, optionally +global:G)", s));
@@ -70,6 +81,7 @@ mask_spec parse_mask(std::string_view s) {
       throw input_error(fmt::format("bad mask '{}' (expected ...+global:G)", s));
     m.global = parse_int(glob.substr(7), "global token count", s);
     if (m.global <= 0) throw input_error(fmt::format("bad mask '{}': global:G needs G > 0", s));
+    check_mask_param(m.global, "global token count", s);
   }
   return m;
 }
@@ -97,6 +109,19 @@ void validate(const problem& p) {
   positive(p.d, "d (head dim)");
   positive(p.Br, "Br (query tile)");
   positive(p.Bc, "Bc (key tile)");
+  auto at_most = [](std::int64_t v, std::int64_t limit, const char* what) {
+    if (v > limit)
+      throw input_error(fmt::format("{} = {} exceeds the largest accepted {}", what, v, limit));
+  };
+  at_most(p.B, max_batch, "B (batch)");
+  at_most(p.H, max_heads, "H (query heads)");
+  at_most(p.Nq, max_seq, "Nq (query length)");
+  at_most(p.Nkv, max_seq, "Nkv (key length)");
+  // Within the limits above the product is below 2^84: exact in 128 bits.
+  const __int128 scores = static_cast<__int128>(p.B) * p.H * p.Nq * p.Nkv;
+  if (scores > max_score_elems)
+    throw input_error(fmt::format("B*H*Nq*Nkv = {}*{}*{}*{} exceeds the largest accepted {} scores",
+                                  p.B, p.H, p.Nq, p.Nkv, max_score_elems));
   if (p.H % p.Hkv != 0)
     throw input_error(fmt::format("H={} is not divisible by Hkv={}", p.H, p.Hkv));
   if (p.d > 256 || p.d % 8 != 0)
@@ -107,6 +132,9 @@ void validate(const problem& p) {
           fmt::format("tile size {}={} out of range (power of two from 16 to 256)", what, v));
   if (p.mask.left < 0 || p.mask.right < 0 || p.mask.global < 0)
     throw input_error(fmt::format("bad mask '{}'", to_string(p.mask)));
+  for (auto [v, what] : {std::pair{p.mask.left, "local window L"}, std::pair{p.mask.right, "local window R"},
+                         std::pair{p.mask.global, "global token count"}})
+    check_mask_param(v, what, to_string(p.mask));
 }
 
 problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,

@@ -63,8 +63,17 @@ struct problem {
   bool operator==(const problem&) const = default;
 };
 
-// Throws input_error naming the first bad value (non-positive sizes, H % Hkv,
-// d or tile sizes out of range, mask parameters out of range).
+// The largest accepted sizes (docs/cli.md). They keep every size, count and
+// byte computation of the models and kernels inside 64-bit integers: with
+// them, B*H*Nq*Nkv*16 and a mask bound plus a position cannot overflow.
+inline constexpr std::int64_t max_batch = std::int64_t{1} << 20;
+inline constexpr std::int64_t max_heads = std::int64_t{1} << 16;
+inline constexpr std::int64_t max_seq = std::int64_t{1} << 24;          // Nq and Nkv
+inline constexpr std::int64_t max_mask_param = std::int64_t{1} << 40;   // L, R, G
+inline constexpr std::int64_t max_score_elems = std::int64_t{1} << 52;  // B*H*Nq*Nkv
+
+// Throws input_error naming the first bad value (non-positive or too large
+// sizes, H % Hkv, d or tile sizes out of range, mask parameters out of range).
 void validate(const problem& p);
 
 // "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/mask.hpp"
 #include "core/problem.hpp"
 
 using namespace attnbench;
@@ -64,6 +65,56 @@ TEST(problem, validate_names_the_bad_value) {
   p = ok;
   p.Bc = 512;
   EXPECT_NE(validation_error(p).find("Bc=512"), std::string::npos);
+}
+
+// Issue 12: sizes that would overflow 64-bit size and byte arithmetic, or
+// spin the per-row models, are refused by name; masks bounds likewise.
+TEST(problem, sizes_beyond_the_limits_name_the_value) {
+  problem ok;
+  problem p = ok;
+  p.B = 2305843009213693952;  // B*H*Nq*d wraps to 0 in 64 bits
+  p.Nq = p.Nkv = 8;
+  EXPECT_NE(validation_error(p).find("B (batch) = 2305843009213693952 exceeds"), std::string::npos)
+      << validation_error(p);
+  p = ok;
+  p.Nq = 4611686018427387904;
+  EXPECT_NE(validation_error(p).find("Nq (query length) = 4611686018427387904"), std::string::npos);
+  p = ok;
+  p.Nkv = max_seq + 1;
+  EXPECT_NE(validation_error(p).find("Nkv (key length)"), std::string::npos);
+  p = ok;
+  p.B = max_batch;
+  p.H = p.Hkv = max_heads;
+  p.Nq = p.Nkv = max_seq;
+  EXPECT_NE(validation_error(p).find("B*H*Nq*Nkv"), std::string::npos);
+  p = ok;
+  p.Nq = p.Nkv = max_seq;
+  EXPECT_EQ(validation_error(p), "");
+}
+
+TEST(problem, mask_bounds_beyond_the_limit_name_the_value) {
+  for (const char* m : {"local:0,9223372036854775807", "local:9223372036854775807,0",
+                        "causal+global:9223372036854775807", "local:0,1099511627777"}) {
+    try {
+      parse_mask(m);
+      ADD_FAILURE() << m << " accepted";
+    } catch (const input_error& e) {
+      EXPECT_NE(std::string(e.what()).find("exceeds the largest accepted 1099511627776"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(parse_mask("local:0,1099511627776").right, max_mask_param);
+  problem p;
+  p.mask.kind = mask_kind::local;
+  p.mask.right = max_mask_param + 1;  // built without parse_mask
+  EXPECT_NE(validation_error(p).find("local window R"), std::string::npos);
+  // At the bound, window arithmetic stays exact: every key is visible.
+  p.mask.right = max_mask_param;
+  p.mask.left = max_mask_param;
+  p.Nq = 5;
+  p.Nkv = 9;
+  for (std::int64_t i = 0; i < p.Nq; ++i) EXPECT_EQ(visible_keys(p, i), p.Nkv);
 }
 
 TEST(problem, benchmark_name_encodes_every_axis) {
