@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -105,41 +106,73 @@ class header_parser {
 }  // namespace
 
 npy_array read_npy(const std::string& path) {
+  // Only regular files: a directory, a device (/dev/zero) or a pipe is refused
+  // before anything is read, and the size is known before the data is.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st))
+    throw input_error(fmt::format("cannot read '{}': {}", path, ec ? ec.message() : "no such file"));
+  if (!std::filesystem::is_regular_file(st))
+    throw input_error(fmt::format("'{}' is not a regular file (a .npy file is expected)", path));
+  const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw input_error(fmt::format("cannot read '{}': {}", path, ec.message()));
   std::ifstream f(path, std::ios::binary);
   if (!f) throw input_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+  auto read_exactly = [&](std::string& buf, std::size_t n, const char* what) {
+    buf.resize(n);
+    if (n && !f.read(buf.data(), static_cast<std::streamsize>(n)))
+      throw input_error(fmt::format("{}: truncated .npy {}", path, what));
+  };
+  std::string pre;
+  if (file_size < 10) throw input_error(fmt::format("{}: not a .npy file (bad magic)", path));
+  read_exactly(pre, 10, "header");
+  if (pre.compare(0, 6, "\x93NUMPY") != 0)
     throw input_error(fmt::format("{}: not a .npy file (bad magic)", path));
-  const int major = static_cast<unsigned char>(bytes[6]);
+  const int major = static_cast<unsigned char>(pre[6]);
+  auto byte = [](const std::string& b, std::size_t i) {
+    return static_cast<std::size_t>(static_cast<unsigned char>(b[i]));
+  };
   std::size_t header_len = 0, offset = 0;
-  auto byte = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(bytes[i])); };
   if (major == 1) {
-    header_len = byte(8) | byte(9) << 8;
+    header_len = byte(pre, 8) | byte(pre, 9) << 8;
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) throw input_error(fmt::format("{}: truncated .npy header", path));
-    header_len = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    std::string more;
+    if (file_size < 12) throw input_error(fmt::format("{}: truncated .npy header", path));
+    read_exactly(more, 2, "header");
+    pre += more;
+    header_len = byte(pre, 8) | byte(pre, 9) << 8 | byte(pre, 10) << 16 | byte(pre, 11) << 24;
     offset = 12;
   } else {
     throw input_error(fmt::format("{}: unsupported .npy version {}", path, major));
   }
-  if (offset + header_len > bytes.size())
-    throw input_error(fmt::format("{}: truncated .npy header", path));
+  // numpy writes headers of a few hundred bytes; 1 MiB bounds what is read before the shape is known.
+  constexpr std::size_t max_header = std::size_t{1} << 20;
+  if (header_len > max_header)
+    throw input_error(fmt::format("{}: .npy header of {} bytes exceeds {}", path, header_len, max_header));
+  if (offset + header_len > file_size) throw input_error(fmt::format("{}: truncated .npy header", path));
+  std::string header;
+  read_exactly(header, header_len, "header");
   std::string descr;
   bool fortran = false;
   npy_array a;
-  header_parser(std::string_view(bytes).substr(offset, header_len), path).parse(descr, fortran, a.shape);
+  header_parser(header, path).parse(descr, fortran, a.shape);
   if (descr != "<f4")
     throw input_error(fmt::format("{}: dtype '{}' is not float32 little-endian ('<f4')", path, descr));
   if (fortran) throw input_error(fmt::format("{}: Fortran-order arrays are not supported", path));
-  std::int64_t n = 1;
-  for (auto dim : a.shape) n *= dim;
-  const std::size_t data_at = offset + header_len;
-  if (bytes.size() - data_at != static_cast<std::size_t>(n) * 4)
-    throw input_error(fmt::format("{}: {} data bytes for shape {} (expected {})", path,
-                                  bytes.size() - data_at, shape_string(a.shape), n * 4));
+  // Element count with overflow checks, compared with the file before allocating.
+  const std::uintmax_t data_bytes = file_size - (offset + header_len);
+  std::uint64_t n = 1;
+  for (auto dim : a.shape)
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(dim), &n) || n > (std::uint64_t{1} << 60))
+      throw input_error(fmt::format("{}: shape {} has more elements than any file holds", path,
+                                    shape_string(a.shape)));
+  if (data_bytes != n * 4)
+    throw input_error(fmt::format("{}: {} data bytes for shape {} (expected {})", path, data_bytes,
+                                  shape_string(a.shape), n * 4));
   a.data.resize(n);
-  if (n) std::memcpy(a.data.data(), bytes.data() + data_at, n * 4);
+  if (n && !f.read(reinterpret_cast<char*>(a.data.data()), static_cast<std::streamsize>(n * 4)))
+    throw input_error(fmt::format("{}: truncated .npy data", path));
   return a;
 }
 

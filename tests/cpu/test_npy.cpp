@@ -79,4 +79,14 @@ TEST(npy, rejects_bad_files_naming_the_problem) {
   std::ofstream(junk) << "hello, not numpy";
   fails_with(junk, "bad magic");
   fails_with(path_of("does-not-exist.npy"), "cannot read");
+  // Issue 12: a header claiming 2^61 x 8 x 8 elements with no data, a shape
+  // whose product wraps, a directory and an endless device stream.
+  fails_with(raw_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2305843009213693952, 1, 8, 8), }", 0),
+             "more elements than any file holds");
+  fails_with(raw_npy("wrap.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", 0),
+             "more elements than any file holds");
+  fails_with(raw_npy("bigish.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 8), }", 16),
+             "16 data bytes for shape (1073741824, 8) (expected 34359738368)");
+  fails_with(std::filesystem::temp_directory_path().string(), "is not a regular file");
+  fails_with("/dev/zero", "is not a regular file");
 }
