@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
             bench = json.load(f)
     except (OSError, ValueError) as e:
         return _fail(f"cannot read benchmark JSON {args.json}: {str(e).splitlines()[0]}")
+    except RecursionError:
+        return _fail(f"cannot read benchmark JSON {args.json}: nested too deeply")
     if not isinstance(bench, dict):
         return _fail(f"{args.json}: not a benchmark JSON object")
     try:

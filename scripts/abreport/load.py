@@ -120,11 +120,16 @@ def _read_text(path: str) -> str:
 
 def _json(path: str, text: str, line: Optional[int] = None) -> Any:
     """Parses text; `line` is the line number of a results-log record."""
+    where = "" if line is None else f"line {line}: "
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         lineno = e.lineno if line is None else line
         raise InputError(path, "", f"not valid JSON (line {lineno} column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise InputError(path, "", f"{where}JSON nested too deeply to read") from None
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        raise InputError(path, "", f"{where}unreadable JSON value ({str(e).splitlines()[0]})") from None
 
 
 def load_json(path: str, label: str) -> Run:
@@ -160,7 +165,7 @@ def load_log(path: str, label: str) -> Run:
         if n == len(lines) and not text.endswith("\n"):
             try:  # a sweep killed mid-write leaves a torn last line: the harness reruns it
                 json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 continue
         obj = _json(path, line, line=n)
         if isinstance(obj, dict) and isinstance(obj.get("context"), dict) and "name" not in obj:

@@ -79,3 +79,20 @@ def test_unwritable_output_exits_2_with_one_line(cli, fx, tmp_path):
     r = cli("roofline", fx("cpu_small.json"), "--out", str(blocker / "sub"), "--formats", "png")
     assert r.returncode == 2
     assert r.stderr.splitlines() == [f"attnbench_report: error: {blocker / 'sub'}: Not a directory"]
+
+
+@pytest.mark.parametrize("cmd", ["report", "compare"])
+@pytest.mark.parametrize("kind", ["digits", "deep", "deep_log"])
+def test_pathological_json_exits_2_with_one_line(cli, fx, tmp_path, cmd, kind):
+    """Issue 12: a 5000-digit number and 1,000,000-deep nesting are input errors, not crashes."""
+    bad = tmp_path / ("bad.log.jsonl" if kind == "deep_log" else "bad.json")
+    if kind == "digits":
+        bad.write_text('{"context": {}, "benchmarks": [{"time_ms": ' + "9" * 5000 + "}]}")
+    else:
+        bad.write_text("[" * 1_000_000 + "]" * 1_000_000 + "\n")
+    args = [str(bad), "--out", str(tmp_path / "out")] if cmd == "report" else [fx("cpu_small.json"), str(bad)]
+    r = cli(cmd, *args)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attnbench_report: error: "), r.stderr
+    assert "Traceback" not in r.stderr

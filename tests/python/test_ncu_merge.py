@@ -198,6 +198,16 @@ def test_bad_json_exit_2(tmp_path: Path) -> None:
     assert rc == 2 and err.startswith("ncu_merge: error: cannot read benchmark JSON")
 
 
+def test_pathological_json_exit_2(tmp_path: Path) -> None:
+    """Issue 12: 1,000,000-deep nesting and a 5000-digit number are one-line input errors."""
+    for name, text in (("deep.json", "[" * 1_000_000 + "]" * 1_000_000), ("digits.json", "[" + "9" * 5000 + "]")):
+        bad = tmp_path / name
+        bad.write_text(text)
+        rc, _, err = run_merge("ncu_raw.csv", tmp_path, json_path=bad)
+        assert rc == 2 and err.startswith("ncu_merge: error: cannot read benchmark JSON"), err
+        assert len(err.strip().splitlines()) == 1
+
+
 def test_stdout_default_and_no_match_warning(tmp_path: Path) -> None:
     other = tmp_path / "other.json"
     bench = json.loads((FIX / "bench.json").read_text())
