@@ -4,6 +4,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 
 namespace attnbench::cuda {
 
@@ -46,15 +47,15 @@ unsigned grid_for(std::int64_t n, int threads) {
 void fill_uniform(void* ptr, dtype t, std::int64_t n, std::uint64_t seed, cudaStream_t st) {
   dispatch_dtype(t, [&](auto x) {
     using T = decltype(x);
-    fill_uniform_kernel<T><<<grid_for(n, 256), 256, 0, st>>>(static_cast<T*>(ptr), n, seed);
+    launch(fill_uniform_kernel<T>, grid_for(n, 256), 256, 0, st, static_cast<T*>(ptr), n, seed);
   });
   ATTN_CUDA_CHECK_LAUNCH();
 }
 
 void launch_copy16(const void* src, void* dst, std::size_t bytes, cudaStream_t st) {
   const std::int64_t n = static_cast<std::int64_t>(bytes / 16);
-  copy16_kernel<<<grid_for(n, 256), 256, 0, st>>>(static_cast<const uint4*>(src),
-                                                  static_cast<uint4*>(dst), n);
+  launch(copy16_kernel, grid_for(n, 256), 256, 0, st, static_cast<const uint4*>(src),
+         static_cast<uint4*>(dst), n);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,22 +1,28 @@
 // launch_flash2_fwd<K> of the host emulator, included by flash2_kernel.cuh
-// under ATTN_FLASH2_EMULATE in place of the CUDA launcher: same tile check,
-// same grid (flash2_grid), each CTA run on OS threads by emu_runtime.cpp.
+// under ATTN_FLASH2_EMULATE in place of its CUDA launcher (which that header
+// keeps behind the macro): the same tile check, attribute and launch, through
+// the one launch helper (core/cuda/launch.cuh), so the emulator checks the
+// configuration (dynamic shared memory > 48 KB needs the attribute).
 #pragma once
 
-#include <functional>
 #include <stdexcept>
 #include <string>
 
-namespace attnbench::emu {
-void launch_grid(dim3 grid, int threads, std::size_t smem_bytes, const std::function<void()>& cuda_thread);
-}  // namespace attnbench::emu
+#include "core/cuda/launch.cuh"
 
 namespace attnbench::cuda {
 
 template <class K>
-void launch_flash2_fwd(const flash2_params& prm, void* /*stream*/) {
-  if (std::string why = flash2_tile_mismatch<K>(prm); !why.empty()) throw std::runtime_error(why);
-  emu::launch_grid(flash2_grid<K>(prm), K::threads, K::smem_bytes, [&prm] { flash2_fwd_kernel<K>(prm); });
+void launch_flash2_fwd(const flash2_params& prm, void* stream) {
+  if (std::string why = flash2_tile_mismatch<K>(prm); !why.empty()) throw backend_error(why);
+  static const bool configured = [] {
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash2_fwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         K::smem_bytes));
+    return true;
+  }();
+  (void)configured;
+  launch(flash2_fwd_kernel<K>, flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream),
+         prm);
 }
 
 }  // namespace attnbench::cuda

@@ -14,6 +14,7 @@
 #include "harness/tensors.hpp"
 #include "core/cuda/device_buffer.cuh"
 #include "kernels/reference/attention_reference.hpp"
+#include "tests/gpu/tolerance.hpp"
 
 namespace attnbench::testing {
 
@@ -59,10 +60,14 @@ inline checked_run run_and_check(const variant& v, const problem& p, std::int64_
   return c;
 }
 
-// Error bound for fp16/bf16 results: at most 2x the cuBLAS unfused baseline's
-// error on the same problem, plus a small floor for near-exact cases.
-inline double low_precision_bound(double baseline_rel_err) {
-  return 2.0 * baseline_rel_err + 1e-6;
+// Error bound for fp16/bf16 results: 2x the cuBLAS unfused baseline's error
+// on the same problem plus a small floor, capped by the dtype's fixed bound
+// (tests/gpu/tolerance.hpp); a baseline beyond the cap fails the test.
+inline double low_precision_bound(double baseline_rel_err, dtype t) {
+  const low_precision_tolerance tol = low_precision_tolerance_for(t, baseline_rel_err);
+  EXPECT_TRUE(tol.baseline_within_cap) << "cublas_unfused's own rel-L2 error " << baseline_rel_err
+                                       << " exceeds the fixed bound " << fixed_bound(t) << " of " << to_string(t);
+  return tol.bound;
 }
 
 }  // namespace attnbench::testing

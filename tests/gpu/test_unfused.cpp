@@ -80,7 +80,7 @@ TEST(CudaUnfused, MatchesDeviceReferenceOnLargeShapes) {
       SCOPED_TRACE(describe(p));
       const error_report base = compare_with_device_reference(row("cublas_unfused"), p);
       EXPECT_EQ(base.nonfinite, 0);
-      const double tol = t == dtype::fp32 ? fp32_tol : low_precision_bound(base.rel_l2);
+      const double tol = t == dtype::fp32 ? fp32_tol : low_precision_bound(base.rel_l2, t);
       if (t == dtype::fp32) EXPECT_LE(base.rel_l2, fp32_tol);
       for (const char* n : {"naive", "naive_gqa_expand"}) {
         const error_report e = compare_with_device_reference(row(n), p);

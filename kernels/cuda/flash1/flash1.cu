@@ -28,6 +28,7 @@
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 
 namespace attnbench {
 
@@ -184,7 +185,7 @@ class flash1_runner : public device_runner {
                         1.f / std::sqrt(static_cast<float>(p_.d))};
     const dim3 grid(static_cast<unsigned>(num_q_tiles(p_)), static_cast<unsigned>(p_.B * p_.H));
     dispatch_dtype(p_.type, [&](auto t) {
-      flash1_kernel<decltype(t)><<<grid, threads, smem_, stream()>>>(p_, a);
+      launch(flash1_kernel<decltype(t)>, grid, threads, smem_, stream(), p_, a);
     });
     ATTN_CUDA_CHECK_LAUNCH();
   }

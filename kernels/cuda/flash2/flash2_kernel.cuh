@@ -31,6 +31,7 @@
 
 #if !defined(ATTN_FLASH2_EMULATE)  // the host emulator (tests/emu) has no CUDA runtime
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/launch.cuh"
 #endif
 #include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/cuda/flash2/flash2_ptx.cuh"
@@ -426,7 +427,7 @@ void launch_flash2_fwd(const flash2_params& prm, void* stream) {
     return true;
   }();
   (void)configured;
-  flash2_fwd_kernel<K><<<flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream)>>>(prm);
+  launch(flash2_fwd_kernel<K>, flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream), prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 #endif  // !ATTN_FLASH2_EMULATE

@@ -14,6 +14,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 #include "kernels/cuda/flash2/flash2_params.hpp"
 
 namespace attnbench::cuda {
@@ -44,9 +45,9 @@ void launch_splitkv_merge(const flash2_params& prm, void* stream) {
   const dim3 block(static_cast<unsigned>(p.d));
   auto s = static_cast<cudaStream_t>(stream);
   if (p.type == dtype::bf16)
-    attn_splitkv_merge_kernel<__nv_bfloat16><<<grid, block, 0, s>>>(prm);
+    launch(attn_splitkv_merge_kernel<__nv_bfloat16>, grid, block, 0, s, prm);
   else
-    attn_splitkv_merge_kernel<__half><<<grid, block, 0, s>>>(prm);
+    launch(attn_splitkv_merge_kernel<__half>, grid, block, 0, s, prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 

@@ -28,6 +28,7 @@
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 
 namespace attnbench {
 
@@ -222,9 +223,9 @@ class linear_runner : public device_runner {
     const dim3 ogrid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.B * p.H));
     dispatch_dtype(p.type, [&](auto t) {
       using T = decltype(t);
-      linear_state_kernel<T><<<sgrid, threads, 0, stream()>>>(p, a);
+      launch(linear_state_kernel<T>, sgrid, threads, 0, stream(), p, a);
       ATTN_CUDA_CHECK_LAUNCH();
-      linear_output_kernel<T><<<ogrid, threads, 0, stream()>>>(p, a);
+      launch(linear_output_kernel<T>, ogrid, threads, 0, stream(), p, a);
       ATTN_CUDA_CHECK_LAUNCH();
     });
     if (causal(p) && p.Nq > p.Nkv) {  // rows with i' < 0 see no key: zeros

@@ -6,6 +6,7 @@
 #include "core/mask.hpp"
 #include "core/cuda/device_buffer.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 #include "kernels/cuda/reference/reference_device.cuh"
 
 namespace attnbench::cuda {
@@ -127,7 +128,7 @@ void reference_softmax_fp32_device(const problem& p, const void* q, const void* 
                                    float* o, float* lse, cudaStream_t st) {
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    reference_softmax_kernel<T><<<blocks_for(p), 32 * warps_per_block, 0, st>>>(
+    launch(reference_softmax_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st,
         p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
   });
   ATTN_CUDA_CHECK_LAUNCH();
@@ -137,7 +138,7 @@ void reference_linear_fp32_device(const problem& p, const void* q, const void* k
                                   float* o, cudaStream_t st) {
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    reference_linear_kernel<T><<<blocks_for(p), 32 * warps_per_block, 0, st>>>(
+    launch(reference_linear_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st,
         p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o);
   });
   ATTN_CUDA_CHECK_LAUNCH();

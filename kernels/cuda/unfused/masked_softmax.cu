@@ -14,6 +14,7 @@
 #include "core/mask.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 
 namespace attnbench::cuda {
@@ -77,11 +78,11 @@ void launch_masked_softmax(const problem& p, const float* s, void* prob, bool p_
                            cudaStream_t st) {
   const unsigned rows = static_cast<unsigned>(p.rows());
   if (p_fp32) {
-    masked_softmax_kernel<float><<<rows, threads, 0, st>>>(p, s, static_cast<float*>(prob), lse);
+    launch(masked_softmax_kernel<float>, rows, threads, 0, st, p, s, static_cast<float*>(prob), lse);
   } else {
     dispatch_dtype(p.type, [&](auto t) {
       using T = decltype(t);
-      masked_softmax_kernel<T><<<rows, threads, 0, st>>>(p, s, static_cast<T*>(prob), lse);
+      launch(masked_softmax_kernel<T>, rows, threads, 0, st, p, s, static_cast<T*>(prob), lse);
     });
   }
   ATTN_CUDA_CHECK_LAUNCH();

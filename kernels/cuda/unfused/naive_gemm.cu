@@ -15,6 +15,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 
 namespace attnbench::cuda {
@@ -82,7 +83,7 @@ template <class TA, class TB, bool b_k_major, class TC>
 void launch_gemm(const gemm_args& g, std::int64_t batch, cudaStream_t st) {
   const dim3 grid(static_cast<unsigned>((g.N + tile - 1) / tile),
                   static_cast<unsigned>((g.M + tile - 1) / tile), static_cast<unsigned>(batch));
-  tiled_gemm_kernel<TA, TB, b_k_major, TC><<<grid, dim3(tile, rows_per_pass), 0, st>>>(g);
+  launch(tiled_gemm_kernel<TA, TB, b_k_major, TC>, grid, dim3(tile, rows_per_pass), 0, st, g);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 
@@ -127,7 +128,7 @@ void launch_expand_kv(const problem& p, const void* src, void* dst, cudaStream_t
   const std::int64_t units_per_head = p.Nkv * p.d * dtype_bytes(p.type) / 16;
   const std::int64_t total = p.B * p.H * units_per_head;
   const std::int64_t blocks = std::min<std::int64_t>((total + 255) / 256, 65536);
-  expand_kv_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(
+  launch(expand_kv_kernel, static_cast<unsigned>(blocks), 256, 0, st,
       static_cast<const uint4*>(src), static_cast<uint4*>(dst), units_per_head, p.H, p.group(),
       total);
   ATTN_CUDA_CHECK_LAUNCH();

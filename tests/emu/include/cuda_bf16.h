@@ -1,5 +1,5 @@
-// Host stand-in for <cuda_bf16.h> (flash2 emulator): __nv_bfloat16 as raw
-// bits, float -> bf16 round-to-nearest-even, NaN kept NaN.
+// Host stand-in for <cuda_bf16.h> (tests/emu): __nv_bfloat16 as raw bits,
+// float -> bf16 round-to-nearest-even, NaN kept NaN.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,9 @@ inline float emu_bf16_bits_to_float(std::uint16_t h) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return {emu_float_to_bf16_bits(f)}; }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __float2bfloat16_rn(f); }
+inline float __bfloat162float(__nv_bfloat16 h) { return emu_bf16_bits_to_float(h.x); }
 inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi) {
   return {{emu_float_to_bf16_bits(lo)}, {emu_float_to_bf16_bits(hi)}};
 }

@@ -1,0 +1,50 @@
+# Negative controls of the emulator tests (included by tests/emu.cmake): each
+# plants one defect in a generated copy of a real kernel source and passes
+# only if that family's emulator test then FAILS. Configure fails if the text
+# to mutate is no longer in the source (update the control with the refactor).
+#
+#   ab_emu_negative(NAME FAMILY SOURCE FROM TO KIND TEST-ARGS...)
+set(k ${CMAKE_SOURCE_DIR}/kernels/cuda)
+
+# flash1: the barrier between loading the K/V tile and computing S removed
+# (threads read K rows other threads have not written: the NaN poison).
+ab_emu_negative(flash1_missing_barrier flash1 ${k}/flash1/flash1.cu
+  "from_float<T>(0.f);\n    }\n    __syncthreads();\n" "from_float<T>(0.f);\n    }\n"
+  gtest --gtest_filter=CudaFlash1.MatchesFp64ReferenceOnSmallShapes)
+
+# linear: off-by-one causal bound in the intra-chunk block (j < i' instead
+# of j <= i': every row loses its diagonal key).
+ab_emu_negative(linear_causal_off_by_one linear ${k}/linear/linear.cu
+  "if (kb + kk > i_first + r + shift) dot = 0.f;" "if (kb + kk >= i_first + r + shift) dot = 0.f;"
+  gtest --gtest_filter=CudaLinear.MatchesFp64ReferenceOnSmallShapes)
+
+# naive / naive_gqa_expand: wrong batch stride in the tiled GEMM (the batch
+# index is dropped: every batch reads batch 0's Q, and P in the output pass).
+ab_emu_negative(naive_batch_stride unfused ${k}/unfused/naive_gemm.cu
+  "static_cast<const TA*>(g.a) + z * g.stride_a;" "static_cast<const TA*>(g.a) + (z % g.H) * g.stride_a;"
+  gtest --gtest_filter=CudaUnfused.MatchesFp64ReferenceOnSmallShapes)
+
+# cublas_unfused: wrong batch stride of Q in the QK^T GEMM (the GQA group
+# factor forgotten). The baseline itself is then wrong: the tolerance cap
+# (tests/gpu/tolerance.hpp) must notice instead of widening every bound.
+ab_emu_negative(cublas_group_stride unfused ${k}/unfused/unfused_rows.cu
+  "q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d," "q_.get(), t, d, static_cast<long long>(p.Nq) * p.d,"
+  gtest --gtest_filter=CudaUnfused.MatchesFp64ReferenceOnSmallShapes)
+
+# On-device fp32 reference: off-by-one load bound of the query row into
+# shared memory (the last element is never loaded: the poison is read).
+ab_emu_negative(reference_load_bound reference ${k}/reference/reference_device.cu
+  "for (std::int64_t x = lane; x < d; x += 32) qs[warp][x] = to_float(q[row * d + x]);"
+  "for (std::int64_t x = lane; x < d - 1; x += 32) qs[warp][x] = to_float(q[row * d + x]);"
+  gtest --gtest_filter=CudaReferenceFp32.SoftmaxMatchesFp64)
+
+# Split-KV merge: partials read with a split-major stride the split kernel
+# does not write (interleaved instead of [split][row]).
+ab_emu_negative(merge_split_stride merge ${k}/flash2/flash2_splitkv_merge.cu
+  "acc += w * prm.o_part[(s * rows_total + row) * p.d + col];"
+  "acc += w * prm.o_part[(s + row * prm.splits) * p.d + col];"
+  flash2 decode)
+
+# flash2: instruction-level faults injected by the emulator (emu.flash2_faults,
+# tests/emu/emu_test.cpp --faults): ldmatrix fragment order, a dropped .trans,
+# cp.async.wait_group retiring one group fewer, no zero fill.
