@@ -34,10 +34,13 @@ __global__ void copy16_kernel(const uint4* __restrict__ src, uint4* __restrict__
     dst[i] = src[i];
 }
 
+// Grid-stride kernels: 32 blocks per SM. The SM count is asked of the device;
+// a failure is a backend_error, never a silent 1-SM grid (an understated copy
+// ceiling, issue 9 item 5).
 unsigned grid_for(std::int64_t n, int threads) {
-  int dev = 0, sms = 1;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  int dev = 0, sms = 0;
+  ATTN_CUDA_CHECK(cudaGetDevice(&dev));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const std::int64_t want = (n + threads - 1) / threads, cap = std::int64_t(sms) * 32;
   return static_cast<unsigned>(want < cap ? (want > 0 ? want : 1) : cap);
 }
