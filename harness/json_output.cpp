@@ -1,36 +1,17 @@
 #include "harness/json_output.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
-#include <map>
-#include <numeric>
 
-#include "kernels/models/models.hpp"
+#include "harness/entry_set.hpp"
 #include "harness/tensors.hpp"
+#include "kernels/models/models.hpp"
 
 namespace attnbench {
 
 using nlohmann::json;
-
-time_stats stats_of(std::vector<double> v) {
-  time_stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  s.min = v.front();
-  s.max = v.back();
-  if (n > 1) {
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
-    double ss = 0;
-    for (double x : v) ss += (x - mean) * (x - mean);
-    s.cv = mean > 0 ? std::sqrt(ss / (n - 1)) / mean : 0;
-  }
-  return s;
-}
 
 static json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
@@ -45,7 +26,9 @@ static json model_value(const F& f, const problem& p) {
   }
 }
 
-json make_entry(const configuration& c, const measurement& m) {
+json make_entry(const configuration& c, const measurement& m) { return make_entry(c, m, model_of(*c.row, c.p)); }
+
+json make_entry(const configuration& c, const measurement& m, const std::optional<model_figures>& model) {
   const problem& p = c.p;
   const variant& v = *c.row;
   const bool ran = m.status == "ok";
@@ -56,10 +39,10 @@ json make_entry(const configuration& c, const measurement& m) {
   e["aggregate_name"] = "median";
   e["repetitions"] = static_cast<std::int64_t>(m.time.rep_ms.size());
   e["iterations"] = m.time.iterations;
-  const time_stats t = stats_of(m.time.rep_ms);
-  const time_stats tc = stats_of(m.time.rep_cpu_ms);
+  const entry_figures f = figures_of(m, model);
+  const time_stats& t = f.time;
   e["real_time"] = ran ? t.median : 0.0;
-  e["cpu_time"] = ran ? tc.median : 0.0;
+  e["cpu_time"] = ran ? f.cpu.median : 0.0;
   e["time_unit"] = "ms";
   e["label"] = fmt::format("{} {} {} mask:{} group:{}", v.name, to_string(v.backend),
                            to_string(p.type), to_string(p.mask), c.group);
@@ -81,31 +64,19 @@ json make_entry(const configuration& c, const measurement& m) {
   e["d"] = p.d;
   e["Br"] = p.Br;
   e["Bc"] = p.Bc;
-  json flops = nullptr, flops_executed = nullptr, bytes = nullptr;
-  if (v.model) {
-    try {
-      const model_figures f = v.model(p);
-      flops = number_or_null(f.flops);
-      flops_executed = number_or_null(f.flops_executed);
-      bytes = number_or_null(f.bytes);
-    } catch (const std::exception&) {
-    }
-  }
-  e["flops"] = flops;
-  e["flops_executed"] = flops_executed;
-  e["bytes"] = bytes;
+  e["flops"] = model ? number_or_null(model->flops) : json(nullptr);
+  e["flops_executed"] = model ? number_or_null(model->flops_executed) : json(nullptr);
+  e["bytes"] = model ? number_or_null(model->bytes) : json(nullptr);
   e["bytes_min"] = model_value(model_bytes_min, p);
   e["bytes_counted"] = m.val.counted_bytes >= 0 ? json(m.val.counted_bytes) : json(nullptr);
-  const bool have_models = flops.is_number() && bytes.is_number() && bytes.get<double>() > 0;
-  e["intensity"] = have_models ? number_or_null(flops.get<double>() / bytes.get<double>()) : json(nullptr);
-  if (ran && t.median > 0) {
-    const double s = t.median * 1e-3;
+  e["intensity"] = number_or_null(f.intensity);
+  if (f.timed) {
     e["time_ms"] = t.median;
     e["time_ms_min"] = t.min;
     e["time_ms_max"] = t.max;
     e["time_cv"] = t.cv;
-    e["tflops"] = flops.is_number() ? number_or_null(flops.get<double>() / s / 1e12) : json(nullptr);
-    e["gbps"] = bytes.is_number() ? number_or_null(bytes.get<double>() / s / 1e9) : json(nullptr);
+    e["tflops"] = number_or_null(f.tflops);
+    e["gbps"] = number_or_null(f.gbps);
   } else {
     for (const char* k : {"time_ms", "time_ms_min", "time_ms_max", "time_cv", "tflops", "gbps"})
       e[k] = nullptr;
@@ -141,18 +112,9 @@ std::string entry_line(const json& e) {
 }
 
 json assemble_results(const json& context, const std::vector<json>& entries) {
-  std::map<std::string, std::size_t> where;
-  json list = json::array();
-  for (const auto& e : entries) {
-    const std::string name = e.value("name", "");
-    if (auto it = where.find(name); it != where.end()) {
-      list[it->second] = e;
-    } else {
-      where[name] = list.size();
-      list.push_back(e);
-    }
-  }
-  return {{"context", context}, {"benchmarks", list}};
+  entry_set unique;
+  for (const auto& e : entries) unique.put(e);
+  return {{"context", context}, {"benchmarks", unique.entries()}};
 }
 
 void write_json_file(const std::string& path, const json& j) {

@@ -51,6 +51,7 @@ results_log::results_log(const std::string& path, bool resume) : path_(path) {
   if (!parent.empty()) std::filesystem::create_directories(parent);
   if (resume) {
     existing_ = read_results_log(path);
+    for (const auto& e : existing_.entries) entries_.put(e);
     // Rewrite when lines in the middle were bad; else cut a torn tail off.
     if (existing_.torn_lines > 0) {
       std::string keep;
@@ -85,6 +86,7 @@ void results_log::append(const nlohmann::json& entry) {
     done += static_cast<std::size_t>(n);
   }
   ::fsync(fd_);
+  entries_.put(entry);
 }
 
 }  // namespace attnbench

@@ -1,7 +1,8 @@
 // Test-only registry rows for the harness tests: a softmax "variant" whose
 // runner computes O with the fp64 reference, plus misbehaving ones (NaN
-// output, non-sticky and sticky backend errors, too much memory). They are
-// never added to the registry; tests pass them to expand()/run_sweep directly.
+// output, non-sticky and sticky backend errors, too much memory) and one that
+// counts its model evaluations. They are never added to the registry; tests
+// pass them to expand()/run_sweep directly.
 #pragma once
 
 #include <cmath>
@@ -79,6 +80,17 @@ inline const std::vector<variant>& rows() {
                                          make_row("t_late", mode::throws_in_timing),
                                          make_row("t_late_sticky", mode::sticky_in_timing)};
   return r;
+}
+
+// A t_good row named t_count whose model counts its evaluations in *calls: the
+// harness evaluates it once per configuration it runs.
+inline variant counting_row(int* calls) {
+  variant v = make_row("t_count", mode::good);
+  v.model = [calls, inner = v.model](const problem& p) {
+    ++*calls;
+    return inner(p);
+  };
+  return v;
 }
 
 inline const variant* row(const std::string& name) {

@@ -102,3 +102,73 @@ TEST(results_log, resume_skips_finished_configurations) {
   EXPECT_EQ(c.names.size(), 3u);  // nothing lost, nothing twice
   EXPECT_EQ(c.entries[0]["name"], configs[1].name);
 }
+
+namespace {
+
+// What the final file holds when built from a fresh read of the log.
+json unique_entries_on_disk(const std::string& p) {
+  return assemble_results(json::object(), read_results_log(p).entries)["benchmarks"];
+}
+
+}  // namespace
+
+TEST(results_log, in_memory_entries_equal_a_fresh_read) {
+  const std::string p = fresh_path("memory.log.jsonl");
+  {
+    results_log log(p, false);
+    EXPECT_TRUE(log.entries().empty());
+    log.append({{"name", "a"}, {"v", 1}, {"t", 0.1}});
+    log.append({{"name", "b"}, {"v", -2}, {"t", 1e-300}});
+    log.append({{"name", "a"}, {"v", 3}, {"n", nullptr}});  // a name twice: the last wins, first place
+    ASSERT_EQ(log.entries().size(), 2u);
+    EXPECT_EQ(log.entries()[0]["v"], 3);
+    EXPECT_EQ(json(log.entries()), unique_entries_on_disk(p));
+  }
+  { std::ofstream(p, std::ios::app) << "not json\n" << R"({"name": "c"})" << "\n" << R"({"name": "d", "t)"; }
+  {
+    results_log log(p, /*resume=*/true);  // a bad middle line and a torn tail
+    EXPECT_EQ(log.existing().torn_lines, 2);
+    ASSERT_EQ(log.entries().size(), 3u);
+    EXPECT_EQ(json(log.entries()), unique_entries_on_disk(p));
+    log.append({{"name", "d"}, {"v", 4}});
+    log.append({{"name", "b"}, {"v", 5}});
+    EXPECT_EQ(json(log.entries()), unique_entries_on_disk(p));
+    EXPECT_EQ(log.entries().back()["name"], "d");
+    EXPECT_EQ(log.entries()[1]["v"], 5);
+  }
+  { results_log log(p, false); EXPECT_TRUE(log.entries().empty()); }
+}
+
+TEST(results_log, sweep_entries_in_memory_after_a_resume_with_a_torn_tail) {
+  sweep_axes a;
+  a.variant = {"t_good", "t_fail"};
+  a.seq = {16, 32};
+  a.head_dim = {16};
+  a.heads = {2};
+  a.mask = parse_mask_list("none,local:2,0");
+  const auto configs = expand({"t", {{"g", a}}}, testing_rows::rows(), backend_kind::cpu);
+  ASSERT_EQ(configs.size(), 8u);
+  auto be = make_cpu_backend();
+  sweep_options opt;
+  opt.repetitions = 1;
+  opt.rep_time_s = 1e-3;
+  opt.quiet = true;
+  const std::string p = fresh_path("sweep_memory.log.jsonl");
+  const std::vector<configuration> first(configs.begin(), configs.begin() + 3);
+  {
+    results_log log(p, false);
+    run_sweep(*be, first, &log, opt);
+    EXPECT_EQ(json(log.entries()), unique_entries_on_disk(p));
+  }
+  const std::string text = slurp(p);
+  { std::ofstream(p, std::ios::app) << text.substr(0, text.find('\n') / 2); }  // killed mid-write
+  results_log log(p, true);
+  EXPECT_EQ(log.existing().torn_lines, 1);
+  const sweep_totals t = run_sweep(*be, configs, &log, opt);
+  EXPECT_EQ(t.resumed, 3);
+  ASSERT_EQ(log.entries().size(), configs.size());
+  EXPECT_EQ(json(log.entries()), unique_entries_on_disk(p));
+  for (std::size_t i = 0; i < configs.size(); ++i) EXPECT_EQ(log.entries()[i]["name"], configs[i].name);
+  const json ctx = {{"device", "x"}};
+  EXPECT_EQ(assemble_results(ctx, log.entries()), assemble_results(ctx, read_results_log(p).entries));
+}

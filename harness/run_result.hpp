@@ -1,0 +1,59 @@
+// The typed result of one configuration: what validation and timing measured,
+// the model figures (evaluated once per configuration) and the figures derived
+// from both, which the JSON entry and the console line both print.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/variant.hpp"
+
+namespace attnbench {
+
+// Accuracy of O (and lse) against the fp64 reference, checked before timing.
+struct validation_result {
+  bool checked = false;
+  double rel_err = 0;  // NaN when O held NaN/inf (written as null)
+  double max_abs_err = 0;
+  double lse_err = 0;
+  std::int64_t checked_rows = 0;
+  double tolerance = 0;
+  bool err_ok = false;
+  std::int64_t counted_bytes = -1;  // runner.counted_bytes() of the validation run
+};
+
+struct timing_result {
+  std::vector<double> rep_ms;      // real (or manual) time per iteration, one per repetition
+  std::vector<double> rep_cpu_ms;  // cpu time per iteration
+  std::int64_t iterations = 0;     // per repetition
+  int batch = 1;                   // launches per timed sample (GPU)
+};
+
+struct measurement {
+  std::string status = "ok";  // ok | skipped | failed
+  std::string message;        // reason (skipped) or error text (failed)
+  bool sticky = false;        // failed with a sticky backend error: the process must end
+  validation_result val;
+  timing_result time;
+};
+
+struct time_stats {
+  double median = 0, min = 0, max = 0, cv = 0;
+};
+time_stats stats_of(std::vector<double> v);  // median as Google Benchmark computes it
+
+// row.model(p); nullopt when the row has none or it throws.
+std::optional<model_figures> model_of(const variant& row, const problem& p);
+
+// Non-finite figures are written as null.
+struct entry_figures {
+  time_stats time, cpu;  // over the repetitions
+  bool timed = false;    // ok with a positive median
+  double tflops = 0, gbps = 0;  // NaN unless timed with the model figure
+  double intensity = 0;         // flops / bytes, NaN without both
+};
+entry_figures figures_of(const measurement& m, const std::optional<model_figures>& model);
+
+}  // namespace attnbench
