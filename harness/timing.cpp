@@ -48,13 +48,18 @@ timing_result time_runner(backend& be, runner& r, const std::string& name, const
   const double rep_time = req.rep_time_s > 0 ? req.rep_time_s : defaults_for(be.kind()).rep_time_s;
   std::int64_t iterations = 1;
   if (be.manual_time()) {
-    // Warm-up, then one pilot sample; kernels under ~10 us are batched so that
-    // one sample lasts >= ~50 us and event overhead stays small.
+    // Warm-up, then one pilot sample. Cold (the default): one launch per
+    // sample, each after its own L2 flush, so no launch reads what the one
+    // before it left in L2 (a decode shape's K/V fit in the H200's 60 MB).
+    // Hot: kernels under ~10 us are batched so that one sample lasts >= ~50 us
+    // and event overhead stays small.
     r.run();
     r.run();
     be.synchronize();
     const double pilot = be.timed_sample(r, 1, topt);
-    t.batch = pilot >= 10e-6 ? 1 : static_cast<int>(std::min(1000.0, std::ceil(50e-6 / std::max(pilot, 1e-7))));
+    t.batch = !req.hot || pilot >= 10e-6
+                  ? 1
+                  : static_cast<int>(std::min(1000.0, std::ceil(50e-6 / std::max(pilot, 1e-7))));
     iterations = std::clamp<std::int64_t>(std::llround(rep_time / std::max(pilot * t.batch, 1e-6)), 3, 100);
   } else if (validation_run_s > 3 * rep_time) {
     // A slow configuration: the validation run was its warm-up (it paged the
