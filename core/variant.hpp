@@ -80,6 +80,8 @@ enum class tag {
   decode,    // specialised for few queries against long keys
   gqa,       // specialised for grouped KV heads
 };
+inline constexpr tag all_tags[] = {tag::baseline, tag::unfused, tag::fused, tag::tiled,
+                                   tag::library,  tag::decode,  tag::gqa};
 std::string_view to_string(tag t);
 
 // Mask features a row accepts (docs/masks.md): a problem's mask needs the

@@ -1,7 +1,9 @@
 // The `attnbench` command line (docs/cli.md): list, sweep, run, merge,
-// ceilings, backend. Parsing is separate from running so tests can check it;
-// every bad input throws input_error (one line naming the value), which
-// cli_main prints as `attnbench: error: ...` and turns into exit status 2.
+// ceilings, backend, one file each in harness/cli/; the sweep axis flags come
+// from the axis table (sweep_axes.hpp). Parsing is separate from running so
+// tests can check it; every bad input throws input_error (one line naming the
+// value), which cli_main prints as `attnbench: error: ...` and turns into
+// exit status 2.
 #pragma once
 
 #include <optional>

@@ -16,7 +16,7 @@ struct run_facts {
   std::string preset;        // preset or sweep file name
   std::string command_line;  // as typed (shell-quoted)
   int repetitions = 0;
-  bool l2_flush = false;
+  std::string l2_flush = "none";  // "per launch" (cuda, cold), "none (--hot)", "none" (cpu)
   std::string shard;         // "i/n" when sharded, else empty
 };
 

@@ -11,6 +11,7 @@ set(bad_inputs
   "no_command|"
   "unknown_flag|sweep --frobnicate"
   "unknown_variant|sweep --backend cpu --variant nope --dry-run"
+  "unknown_tag|sweep --backend cpu --variant tag:frob --dry-run"
   "malformed_list|sweep --seq 512,,1024 --dry-run"
   "malformed_mask|sweep --mask none,local:5 --dry-run"
   "bad_dtype|sweep --dtype fp64 --dry-run"

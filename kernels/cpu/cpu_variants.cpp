@@ -25,7 +25,7 @@ std::int64_t score_bytes(const problem& p) { return 2 * 4 * p.B * p.H * p.Nq * p
 // Memory of a row writing lse or not, plus its workspace.
 template <bool lse, std::int64_t (*workspace)(const problem&)>
 std::int64_t cpu_memory(const problem& p) {
-  return io_bytes(p, lse) + tile_bytes(p) + (workspace ? workspace(p) : 0);
+  return io_bytes(p, lse) + tile_bytes(p) + workspace(p);
 }
 std::int64_t no_workspace(const problem&) { return 0; }
 std::int64_t expand_workspace(const problem& p) {

@@ -156,3 +156,24 @@ TEST(cli, run_rejects_bad_tensors_with_exit_2) {
                    "'nope'");
   expect_bad_input(base + " --q " + d + "/q4.npy --k " + d + "/k2.npy --v " + d + "/k2.npy --block 64x48", "Bc=48");
 }
+
+TEST(cli, help_lists_every_axis_of_the_table) {
+  const proc_result r = run_bin("--help");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const sweep_axis* a : sweep_axis_table())
+    EXPECT_NE(r.out.find(a->flag() + " " + std::string(a->help())), std::string::npos) << a->flag();
+}
+
+TEST(cli, sweep_selects_variants_by_tag) {
+  const proc_result r = run_bin("sweep --backend cpu --dry-run --seq 64 --variant naive,tag:tiled,flash2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> rows;
+  for (std::size_t at = 0; at < r.out.size();) {
+    const auto end = r.out.find('\n', at);
+    rows.push_back(r.out.substr(at, r.out.find('/', at) - at));
+    at = end == std::string::npos ? r.out.size() : end + 1;
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"naive", "flash1", "flash2", "sparse"}));
+  expect_bad_input("sweep --backend cpu --dry-run --variant naive,tag:frob", "'tag:frob'");
+  expect_bad_input("sweep --backend cpu --dry-run --variant naive,nope", "'nope'");
+}

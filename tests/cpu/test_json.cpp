@@ -177,7 +177,7 @@ TEST(json_output, context_and_assembly) {
     EXPECT_TRUE(c.contains(k)) << k;
   EXPECT_EQ(c["backend"], "cpu");
   EXPECT_EQ(c["timing"]["clock"], "steady_clock");
-  EXPECT_EQ(c["timing"]["l2_flush"], false);
+  EXPECT_EQ(c["timing"]["l2_flush"], "none");
   EXPECT_EQ(c["git_commit"].get<std::string>().size() == 40 || c["git_commit"] == "unknown", true);
 
   const json r = assemble_results(c, {{{"name", "a"}, {"v", 1}}, {{"name", "b"}}, {{"name", "a"}, {"v", 2}}});

@@ -1,0 +1,49 @@
+// Opening a backend, and the two commands that only report on one.
+#include <fmt/format.h>
+
+#include "harness/cli/args.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/context.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnbench::cli {
+
+using nlohmann::json;
+
+std::unique_ptr<backend> open_backend(backend_choice choice) {
+  if (choice == backend_choice::auto_) {
+    std::string why;
+    choice = best_available_backend(&why) == backend_kind::cuda ? backend_choice::cuda : backend_choice::cpu;
+    if (choice == backend_choice::cpu && !why.empty())
+      fmt::print(stderr, "attnbench: using the cpu backend ({})\n", why);
+  }
+  if (choice == backend_choice::cpu) return make_cpu_backend();
+#ifdef ATTNBENCH_WITH_CUDA
+  try {
+    return make_cuda_backend();
+  } catch (const backend_error& e) {
+    throw input_error(fmt::format("the cuda backend is not usable: {}", e.what()));
+  }
+#else
+  throw input_error("this attnbench was built without CUDA: use --backend cpu");
+#endif
+}
+
+int cmd_ceilings(const std::vector<std::string>& args) {
+  std::unique_ptr<backend> be = open_backend(parse_only_backend(args, "ceilings"));
+  const json c = be->context(true);
+  json out = {{"backend", std::string(to_string(be->kind()))}};
+  for (const char* k : {"device", "ceilings"})
+    if (c.contains(k)) out[k] = c[k];
+  fmt::print("{}\n", out.dump(2));
+  return exit_ok;
+}
+
+int cmd_backend(const std::vector<std::string>& args) {
+  std::unique_ptr<backend> be = open_backend(parse_only_backend(args, "backend"));
+  const json c = be->context(false);
+  fmt::print("{} {}\n", to_string(be->kind()), slug(c.value("device", "unknown")));
+  return exit_ok;
+}
+
+}  // namespace attnbench::cli

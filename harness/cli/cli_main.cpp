@@ -1,0 +1,87 @@
+// The entry point: usage, Google Benchmark's flags, dispatch to the commands
+// and the error contract (input_error -> exit 2, anything else -> exit 1).
+#include <algorithm>
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "harness/cli/commands.hpp"
+#include "harness/context.hpp"
+
+namespace attnbench {
+
+namespace {
+
+const char* usage_head = R"(usage: attnbench <command> [options]
+
+commands:
+  list      [--backend cpu|cuda|all]        registry rows: name, backend, what each supports, model
+  sweep     [--preset quick|full|decode | --sweep-file F.json] [axis overrides] [options]
+  run       --variant NAME --q q.npy --k k.npy --v v.npy --out o.npy [--mask M] [--block BrxBc]
+            [--dtype T] [--backend cpu|cuda|auto] [--repeat N] [--lse lse.npy] [--hot]
+  merge     --out all.json a.json b.json ...    join sharded result files
+  ceilings  [--backend auto|cpu|cuda]         measured (and theoretical) ceilings
+  backend   [--backend auto|cpu|cuda]         prints "<backend> <device-slug>"
+
+)";
+
+const char* usage_tail = R"(sweep options: --filter REGEX --shard i/n --backend auto|cpu|cuda --out F.json --resume
+  --reps N --rep-time SECONDS --hot --profile --no-ceilings --dry-run --dump-sweep --benchmark_*
+See docs/cli.md.
+)";
+
+// The axis lines come from the axis table, in its (expansion) order.
+std::string usage_text() {
+  std::vector<std::string> lines{"sweep axes (comma lists, outermost first):"};
+  for (const sweep_axis* a : sweep_axis_table()) {
+    const std::string item = fmt::format(" {} {}", a->flag(), a->help());
+    if (lines.back().size() + item.size() > 100) lines.emplace_back(" ");
+    lines.back().append(item);
+  }
+  return fmt::format("{}{}\n{}", usage_head, fmt::join(lines, "\n"), usage_tail);
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  // Google Benchmark sees only the program name and its own --benchmark_* flags.
+  std::vector<char*> gb_argv{argv[0]};
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.starts_with("--benchmark_") && a.find("--benchmark_out") != 0) gb_argv.push_back(argv[i]);
+    else args.push_back(a);
+  }
+  try {
+    int gb_argc = static_cast<int>(gb_argv.size());
+    gb_argv.push_back(nullptr);
+    benchmark::Initialize(&gb_argc, gb_argv.data());
+    if (gb_argc > 1) throw input_error(fmt::format("unknown option '{}'", gb_argv[1]));
+    if (args.empty())
+      throw input_error("no command (expected list, sweep, run, merge, ceilings or backend; see attnbench --help)");
+    if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+      fmt::print("{}", usage_text());
+      return exit_ok;
+    }
+    const std::string cmd = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (std::find(rest.begin(), rest.end(), "--help") != rest.end()) {
+      fmt::print("{}", usage_text());
+      return exit_ok;
+    }
+    if (cmd == "list") return cli::cmd_list(rest);
+    if (cmd == "sweep") return cli::cmd_sweep(rest, join_command_line(argc, argv));
+    if (cmd == "run") return cli::cmd_run(rest);
+    if (cmd == "merge") return cli::cmd_merge(rest);
+    if (cmd == "ceilings") return cli::cmd_ceilings(rest);
+    if (cmd == "backend") return cli::cmd_backend(rest);
+    throw input_error(fmt::format("unknown command '{}' (expected list, sweep, run, merge, ceilings, backend)", cmd));
+  } catch (const input_error& e) {
+    fmt::print(stderr, "attnbench: error: {}\n", e.what());
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "attnbench: error: {}\n", e.what());
+    return exit_runtime_error;
+  }
+}
+
+}  // namespace attnbench

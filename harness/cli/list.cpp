@@ -1,0 +1,52 @@
+// `attnbench list`: each row's declared capabilities and tags (not a probe).
+#include <fmt/format.h>
+
+#include "harness/cli/args.hpp"
+#include "harness/cli/commands.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnbench::cli {
+
+namespace {
+
+std::string supports_summary(const variant& v) {
+  std::vector<std::string> types, masks, tags, dims;
+  for (dtype t : v.caps.dtypes) types.emplace_back(to_string(t));
+  for (auto m : mask_feature_names(v.caps.masks)) masks.emplace_back(m);
+  for (tag t : v.tags) tags.emplace_back(to_string(t));
+  for (auto d : v.caps.head_dims) dims.push_back(std::to_string(d));
+  auto list = [](const std::vector<std::string>& l, const char* sep) {
+    return l.empty() ? std::string("-") : fmt::format("{}", fmt::join(l, sep));
+  };
+  return fmt::format("dtypes {}; masks {}; d {}; gqa {}; Nq {}; tags {}", list(types, ","),
+                     list(masks, ","), dims.empty() ? "any" : list(dims, ","),
+                     v.caps.gqa_only ? "only" : v.caps.gqa ? "yes" : "no",
+                     v.caps.max_nq > 0 ? fmt::format("<= {}", v.caps.max_nq) : "any", list(tags, ","));
+}
+
+}  // namespace
+
+int cmd_list(const std::vector<std::string>& args) {
+  std::string which = "all";
+  arg_walker w(args, "list");
+  while (w.next()) {
+    if (w.name() == "--backend") {
+      which = w.value();
+      if (which != "all") parse_backend_choice(which);
+    } else {
+      w.unknown();
+    }
+  }
+  int n = 0;
+  for (const auto& v : registry()) {
+    if (which != "all" && which != "auto" && to_string(v.backend) != which) continue;
+    fmt::print("{:<20} {:<5} {:<8} {}\n", v.name, to_string(v.backend),
+               v.math == attention_math::softmax ? "softmax" : "linear", supports_summary(v));
+    if (!v.summary.empty()) fmt::print("{:<20} model: {}\n", "", v.summary);
+    ++n;
+  }
+  if (n == 0) fmt::print(stderr, "attnbench: no variants registered for backend '{}'\n", which);
+  return exit_ok;
+}
+
+}  // namespace attnbench::cli

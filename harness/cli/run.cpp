@@ -1,0 +1,97 @@
+// `attnbench run`: one variant on .npy tensors.
+#include <fmt/format.h>
+
+#include "harness/cli/args.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/json_output.hpp"
+#include "harness/npy.hpp"
+#include "harness/tensors.hpp"
+#include "harness/variant_select.hpp"
+
+namespace attnbench {
+
+run_cli parse_run_cli(const std::vector<std::string>& args) {
+  run_cli c;
+  cli::arg_walker w(args, "run");
+  while (w.next()) {
+    const std::string& n = w.name();
+    if (n == "--variant") c.variant = w.value();
+    else if (n == "--backend") c.backend = parse_backend_choice(w.value());
+    else if (n == "--q") c.q = w.value();
+    else if (n == "--k") c.k = w.value();
+    else if (n == "--v") c.v = w.value();
+    else if (n == "--out") c.out = w.value();
+    else if (n == "--lse") c.lse_out = w.value();
+    else if (n == "--mask") c.mask = parse_mask(w.value());
+    else if (n == "--block") c.block = parse_block(w.value());
+    else if (n == "--dtype") c.type = parse_dtype(w.value());
+    else if (n == "--repeat") c.repeat = cli::parse_count(w.value(), "--repeat");
+    else if (n == "--hot") { w.no_value(); c.hot = true; }
+    else w.unknown();
+  }
+  for (auto [v, what] : {std::pair{&c.variant, "--variant"}, {&c.q, "--q"}, {&c.k, "--k"},
+                         {&c.v, "--v"}, {&c.out, "--out"}})
+    if (v->empty()) throw input_error(fmt::format("'attnbench run' needs {}", what));
+  return c;
+}
+
+namespace cli {
+
+namespace {
+
+// The one row --variant names on this backend (names checked by select_variants).
+const variant& the_row(const std::string& name, backend_kind kind) {
+  const auto rows = select_variants({parse_variant_item(name)}, registry(), kind);
+  if (rows.size() == 1) return *rows.front();
+  if (rows.empty()) throw input_error(fmt::format("variant '{}' has no {} row", name, to_string(kind)));
+  throw input_error(fmt::format("--variant '{}' selects {} rows; 'attnbench run' takes one", name, rows.size()));
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  const run_cli c = parse_run_cli(args);
+  npy_array q = read_npy(c.q), k = read_npy(c.k), v = read_npy(c.v);
+  if (q.shape.size() != 4)
+    throw input_error(fmt::format("{}: Q must be [B, H, Nq, d], got shape {}", c.q, shape_string(q.shape)));
+  if (k.shape.size() != 4)
+    throw input_error(fmt::format("{}: K must be [B, Hkv, Nkv, d], got shape {}", c.k, shape_string(k.shape)));
+  if (v.shape != k.shape)
+    throw input_error(fmt::format("{}: V shape {} differs from K shape {}", c.v, shape_string(v.shape),
+                                  shape_string(k.shape)));
+  if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
+    throw input_error(fmt::format("{}: K shape {} does not match Q shape {} (B and d must agree)", c.k,
+                                  shape_string(k.shape), shape_string(q.shape)));
+  const problem p = make_problem(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
+                                 c.type, to_string(c.mask), c.block.br, c.block.bc);
+  std::unique_ptr<backend> be = open_backend(c.backend);
+  const variant& row = the_row(c.variant, be->kind());
+  if (const support s = row.supports(p); !s.ok)
+    throw input_error(fmt::format("{} does not support this problem: {}", c.variant, s.reason));
+  host_inputs in{p, std::move(q.data), std::move(k.data), std::move(v.data)};
+  for (auto* t : {&in.q, &in.k, &in.v})
+    for (float& x : *t) x = round_to(p.type, x);
+  std::unique_ptr<runner> r = row.make(p);
+  r->set_inputs(in);
+  r->poison_outputs();
+  r->run();
+  be->synchronize();
+  host_outputs o = r->get_outputs();
+  write_npy(c.out, {p.B, p.H, p.Nq, p.d}, o.o);
+  if (!c.lse_out.empty()) {
+    if (o.lse.empty()) throw input_error(fmt::format("{} writes no log-sum-exp (--lse)", c.variant));
+    write_npy(c.lse_out, {p.B, p.H, p.Nq}, o.lse);
+  }
+  if (c.repeat > 0) {
+    timing_options timing;
+    timing.hot = c.hot;
+    std::vector<double> ms;
+    for (int i = 0; i < c.repeat; ++i) ms.push_back(be->timed_sample(*r, 1, timing) * 1e3);
+    be->synchronize();
+    fmt::print("median_ms={:.6f}\n", stats_of(ms).median);
+  }
+  return exit_ok;
+}
+
+}  // namespace cli
+}  // namespace attnbench

@@ -1,0 +1,159 @@
+// `attnbench sweep`: the sweep a command line describes, then its run.
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "harness/bench_loop.hpp"
+#include "harness/cli/args.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/context.hpp"
+#include "harness/json_output.hpp"
+#include "harness/results_log.hpp"
+#include "harness/run_defaults.hpp"
+
+namespace attnbench {
+
+using nlohmann::json;
+
+sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
+  sweep_cli c;
+  cli::arg_walker w(args, "sweep");
+  while (w.next()) {
+    const std::string& n = w.name();
+    if (n.starts_with("--benchmark_")) {
+      if (n == "--benchmark_out" || n == "--benchmark_out_format")
+        throw input_error(fmt::format("option '{}' is not supported: attnbench writes its JSON to --out", n));
+      c.gbench_flags.push_back(w.raw());
+    } else if (const sweep_axis* axis = find_axis_by_flag(n)) axis->set(c.overrides, axis->split(w.value()));
+    else if (n == "--preset") c.preset = w.value();
+    else if (n == "--sweep-file") c.sweep_file = w.value();
+    else if (n == "--filter") c.filter = w.value();
+    else if (n == "--shard") { c.shard = parse_shard(w.value()); c.sharded = true; }
+    else if (n == "--backend") c.backend = parse_backend_choice(w.value());
+    else if (n == "--out") c.out = w.value();
+    else if (n == "--reps") c.reps = cli::parse_count(w.value(), "--reps");
+    else if (n == "--rep-time") c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
+    else if (n == "--resume") { w.no_value(); c.resume = true; }
+    else if (n == "--hot") { w.no_value(); c.hot = true; }
+    else if (n == "--profile") { w.no_value(); c.profile = true; }
+    else if (n == "--no-ceilings") { w.no_value(); c.no_ceilings = true; }
+    else if (n == "--dry-run") { w.no_value(); c.dry_run = true; }
+    else if (n == "--dump-sweep") { w.no_value(); c.dump_sweep = true; }
+    else w.unknown();
+  }
+  if (!c.preset.empty() && !c.sweep_file.empty())
+    throw input_error("give --preset or --sweep-file, not both");
+  if (!c.preset.empty()) make_preset(c.preset);  // validates the name
+  return c;
+}
+
+sweep_spec resolve_sweep(const sweep_cli& c) {
+  sweep_spec s;
+  if (!c.sweep_file.empty()) {
+    s = load_sweep_file(c.sweep_file);
+  } else if (!c.preset.empty()) {
+    s = make_preset(c.preset);
+  } else if (!c.overrides.empty()) {
+    s = {"custom", {{"custom", {}}}};
+  } else {
+    s = make_preset("quick");
+  }
+  apply_overrides(s, c.overrides);
+  return s;
+}
+
+namespace cli {
+
+namespace {
+
+std::string short_commit() {
+  const std::string c = git_commit();
+  return c == "unknown" ? c : c.substr(0, 7);
+}
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args, const std::string& command_line) {
+  const sweep_cli c = parse_sweep_cli(args);
+  const sweep_spec spec = resolve_sweep(c);
+  if (c.dump_sweep) {
+    fmt::print("{}\n", to_json(spec).dump(2));
+    return exit_ok;
+  }
+  // A dry run only lists configurations: an explicit --backend cuda needs no device for it.
+  std::unique_ptr<backend> be;
+  backend_kind kind = backend_kind::cpu;
+  if (c.dry_run && c.backend != backend_choice::auto_) {
+    kind = c.backend == backend_choice::cuda ? backend_kind::cuda : backend_kind::cpu;
+    if (kind == backend_kind::cuda && !cuda_backend_built())
+      throw input_error("this attnbench was built without CUDA: use --backend cpu");
+  } else {
+    be = open_backend(c.backend);
+    kind = be->kind();
+  }
+  const std::vector<configuration> configs = select(expand(spec, registry(), kind), c.filter, c.shard);
+  if (c.dry_run) {
+    int run = 0;
+    for (const auto& cfg : configs) {
+      fmt::print("{} {} {}\n", cfg.name, cfg.group, cfg.sup.ok ? "run" : "skip: " + cfg.sup.reason);
+      run += cfg.sup.ok;
+    }
+    fmt::print(stderr, "attnbench: {} configurations ({} to run, {} unsupported)\n", configs.size(), run,
+               configs.size() - run);
+    return exit_ok;
+  }
+  if (configs.empty()) throw input_error("the sweep selects no configuration (check --filter, --variant)");
+
+  sweep_options opt;
+  opt.repetitions = c.reps > 0 ? c.reps : defaults_for(be->kind()).repetitions;
+  opt.hot = c.hot;
+  opt.profile = c.profile;
+  opt.rep_time_s = c.rep_time_s;
+  if (const char* f = std::getenv("ATTNBENCH_FAULT")) {  // test hook: sticky:<name part> / failed:<...>
+    const std::string s = f;
+    opt.fault_sticky = s.starts_with("sticky:");
+    opt.fault_name = s.substr(s.find(':') + 1);
+  }
+  if (c.profile) {
+    const sweep_totals t = run_sweep(*be, configs, nullptr, opt);
+    fmt::print(stderr, "attnbench: profiled {}, skipped {}, failed {}\n", t.profiled, t.skipped, t.failed);
+    return t.sticky_error ? exit_sticky : exit_ok;
+  }
+
+  run_facts facts;
+  facts.preset = spec.name;
+  facts.command_line = command_line;
+  facts.repetitions = opt.repetitions;
+  facts.l2_flush = be->kind() != backend_kind::cuda ? "none" : c.hot ? "none (--hot)" : "per launch";
+  if (c.sharded) facts.shard = fmt::format("{}/{}", c.shard.index, c.shard.count);
+  const json context = make_context(*be, !c.no_ceilings, facts);
+
+  std::string out = c.out;
+  if (out.empty()) {
+    out = fmt::format("results/{}/{}-{}", slug(context.value("device", "unknown")), slug(spec.name),
+                      short_commit());
+    if (c.sharded) out += fmt::format("-shard{}of{}", c.shard.index, c.shard.count);
+    out += ".json";
+  }
+  const std::string log_path = log_path_for(out);
+  if (!c.resume && std::filesystem::exists(log_path))
+    fmt::print(stderr, "attnbench: starting a fresh log {} (use --resume to continue it)\n", log_path);
+  results_log log(log_path, c.resume);
+  if (log.existing().torn_lines)
+    fmt::print(stderr, "attnbench: ignored {} torn line(s) in {}\n", log.existing().torn_lines, log_path);
+
+  const sweep_totals t = run_sweep(*be, configs, &log, opt);
+  write_json_file(out, assemble_results(context, log.entries()));
+  fmt::print(stderr, "attnbench: {} ok ({} above tolerance), {} skipped, {} failed, {} from the log\n", t.ok,
+             t.above_tolerance, t.skipped, t.failed, t.resumed);
+  fmt::print(stderr, "attnbench: wrote {} ({} entries)\n", out, log.entries().size());
+  if (t.sticky_error) {
+    fmt::print(stderr, "attnbench: error: sticky device error ({}); rerun with --resume to continue\n",
+               t.sticky_message);
+    return exit_sticky;
+  }
+  return exit_ok;
+}
+
+}  // namespace cli
+}  // namespace attnbench

@@ -1,0 +1,106 @@
+// The variant axis: row names and tag:<tag> selectors, checked in one place.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/cli.hpp"
+#include "harness/sweep.hpp"
+#include "harness/variant_select.hpp"
+#include "harness_test_rows.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+std::vector<std::string> names(const std::vector<const variant*>& rows) {
+  std::vector<std::string> out;
+  for (const variant* r : rows) out.push_back(r->name);
+  return out;
+}
+
+// Test rows with tags, and one row only another backend has.
+const std::vector<variant>& tagged_rows() {
+  static const std::vector<variant> rows = [] {
+    std::vector<variant> r;
+    const std::vector<std::pair<std::string, std::vector<tag>>> declared = {
+        {"t_a", {tag::baseline}}, {"t_b", {tag::fused, tag::tiled}}, {"t_c", {tag::unfused}},
+        {"t_d", {tag::tiled, tag::gqa}}};
+    for (const auto& [name, tags] : declared) {
+      variant v = testing_rows::make_row(name, testing_rows::mode::good);
+      v.tags = tags;
+      r.push_back(std::move(v));
+    }
+    variant other = testing_rows::make_row("t_other", testing_rows::mode::good);
+    other.backend = backend_kind::cuda;
+    other.tags = {tag::tiled};
+    r.push_back(std::move(other));
+    return r;
+  }();
+  return rows;
+}
+
+std::vector<std::string> selected(std::vector<std::string> items) {
+  return names(select_variants(items, tagged_rows(), backend_kind::cpu));
+}
+
+}  // namespace
+
+TEST(variant_select, tags_select_rows_of_the_backend_in_registry_order) {
+  EXPECT_EQ(selected({"tag:tiled"}), (std::vector<std::string>{"t_b", "t_d"}));
+  EXPECT_EQ(names(select_variants({"tag:tiled"}, tagged_rows(), backend_kind::cuda)),
+            std::vector<std::string>{"t_other"});
+  EXPECT_TRUE(selected({"tag:library"}).empty());
+  EXPECT_EQ(selected({}), (std::vector<std::string>{"t_a", "t_b", "t_c", "t_d"}));
+  // The registry: tag:tiled on cpu is every cpu row carrying the tag, in order.
+  std::vector<std::string> tiled;
+  for (const auto& r : registry())
+    if (r.backend == backend_kind::cpu && r.has(tag::tiled)) tiled.push_back(r.name);
+  EXPECT_EQ(names(select_variants({"tag:tiled"}, registry(), backend_kind::cpu)), tiled);
+  EXPECT_EQ(tiled, (std::vector<std::string>{"flash1", "flash2", "sparse"}));
+}
+
+TEST(variant_select, names_and_tags_mix_first_mention_wins) {
+  EXPECT_EQ(selected({"t_c", "tag:tiled", "t_b", "t_a"}), (std::vector<std::string>{"t_c", "t_b", "t_d", "t_a"}));
+  EXPECT_EQ(selected({"t_d", "tag:tiled"}), (std::vector<std::string>{"t_d", "t_b"}));
+  // A name only another backend has selects nothing here (one sweep serves both backends).
+  EXPECT_TRUE(selected({"t_other"}).empty());
+}
+
+TEST(variant_select, unknown_tags_and_names_are_input_errors) {
+  try {
+    parse_variant_item("tag:frob");
+    FAIL() << "no error";
+  } catch (const input_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'frob'"), std::string::npos) << m;
+    EXPECT_NE(m.find("'tag:frob'"), std::string::npos) << m;
+    for (tag t : all_tags) EXPECT_NE(m.find(to_string(t)), std::string::npos) << m;
+  }
+  EXPECT_EQ(std::size(all_tags), 7u);
+  EXPECT_EQ(parse_tag_item("tag:gqa"), tag::gqa);
+  EXPECT_THROW(parse_variant_item(""), input_error);
+  EXPECT_EQ(parse_variant_item("flash2"), "flash2");  // names are checked against the rows
+  EXPECT_THROW(selected({"tag:frob"}), input_error);
+  try {
+    selected({"t_a", "nope"});
+    FAIL() << "no error";
+  } catch (const input_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'nope'"), std::string::npos) << m;
+    EXPECT_NE(m.find("t_other"), std::string::npos) << m;  // the known names
+  }
+  // Through the CLI and expand: one check, one message.
+  EXPECT_THROW(parse_sweep_cli({"--variant", "flash2,tag:nope"}), input_error);
+  const sweep_spec s = resolve_sweep(parse_sweep_cli({"--variant", "nope", "--seq", "64"}));
+  EXPECT_THROW(expand(s, registry(), backend_kind::cpu), input_error);
+}
+
+TEST(variant_select, presets_name_no_variants) {
+  for (const auto& p : preset_names())
+    for (const auto& g : make_preset(p).groups)
+      for (const auto& item : g.axes.variant) EXPECT_TRUE(item.starts_with("tag:")) << p << "/" << g.name << ": " << item;
+  std::set<std::string> tiles;
+  for (const auto& c : expand(make_preset("quick"), registry(), backend_kind::cpu))
+    if (c.group == "tiles") tiles.insert(c.row->name);
+  EXPECT_EQ(tiles, (std::set<std::string>{"flash1", "flash2", "sparse"}));
+}
