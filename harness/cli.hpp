@@ -33,6 +33,7 @@ struct sweep_cli {
   backend_choice backend = backend_choice::auto_;
   std::string out;
   bool resume = false;
+  bool append = false;  // --append: --resume that also accepts a log of another sweep
   int reps = 0;  // 0: backend default (cuda 5, cpu 3)
   double rep_time_s = 0;
   bool hot = false, profile = false, no_ceilings = false, dry_run = false, dump_sweep = false;

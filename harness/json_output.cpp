@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "harness/entry_schema.hpp"
 #include "harness/entry_set.hpp"
+#include "harness/json_read.hpp"
+#include "harness/safe_write.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/models/models.hpp"
 
@@ -118,25 +121,42 @@ json assemble_results(const json& context, const std::vector<json>& entries) {
 }
 
 void write_json_file(const std::string& path, const json& j) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream o(tmp, std::ios::trunc);
-    if (!o) throw input_error(fmt::format("cannot write '{}'", path));
-    o << j.dump(2) << "\n";
-    if (!o) throw input_error(fmt::format("cannot write '{}'", path));
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_atomically(path, j.dump(2) + "\n");
 }
 
+namespace {
+
+// The benchmarks of a result file: each a valid entry (entry_schema.hpp).
+void check_results(const std::string& path, const json& j) {
+  if (!j.is_object() || !j.contains("context") || !j.contains("benchmarks"))
+    throw input_error(fmt::format("'{}' is not an attnbench results file (needs 'context' and 'benchmarks')", path));
+  if (!j["context"].is_object())
+    throw input_error(fmt::format("{}: field 'context' is {}, expected an object", path, j["context"].type_name()));
+  if (!j["benchmarks"].is_array())
+    throw input_error(
+        fmt::format("{}: field 'benchmarks' is {}, expected an array", path, j["benchmarks"].type_name()));
+  const json& c = j["context"];
+  for (const char* k : {"shard", "host", "device", "backend", "git_commit", "date", "preset"})
+    if (c.contains(k) && !c[k].is_string())
+      throw input_error(fmt::format("{}: field 'context.{}' is {}, expected a string", path, k, c[k].type_name()));
+  const json& b = j["benchmarks"];
+  if (b.size() > max_result_entries)
+    throw input_error(fmt::format("{}: {} benchmarks, more than the largest accepted {}", path, b.size(),
+                                  max_result_entries));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (const std::string why = entry_schema_error(b[i]); !why.empty()) {
+      const std::string name = b[i].is_object() && b[i].contains("name") && b[i]["name"].is_string()
+                                   ? fmt::format(" ('{}')", b[i]["name"].get<std::string>())
+                                   : std::string();
+      throw input_error(fmt::format("{}: benchmarks[{}]{}: {}", path, i, name, why));
+    }
+}
+
+}  // namespace
+
 json read_results_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw input_error(fmt::format("cannot read results file '{}'", path));
-  json j = json::parse(f, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("context") || !j.contains("benchmarks") ||
-      !j["benchmarks"].is_array())
-    throw input_error(fmt::format("'{}' is not an attnbench results file", path));
+  json j = read_json_file(path, "results file");
+  check_results(path, j);
   return j;
 }
 

@@ -23,9 +23,12 @@ std::string entry_line(const nlohmann::json& entry);
 
 // {"context": ..., "benchmarks": [...]}, entries deduplicated by name (the last wins).
 nlohmann::json assemble_results(const nlohmann::json& context, const std::vector<nlohmann::json>& entries);
-// Writes atomically (temp file + rename); creates parent directories.
+inline constexpr std::size_t max_result_entries = 10'000'000;
+
+// Writes atomically (safe_write.hpp: temp file, fsync, rename; io_error naming the file).
 void write_json_file(const std::string& path, const nlohmann::json& j);
-// Reads a result file; input_error when unreadable or not a results file.
+// Reads a result file (json_read.hpp limits) and checks it: context an object, benchmarks an
+// array of valid entries (entry_schema.hpp); input_error naming the file and the field.
 nlohmann::json read_results_file(const std::string& path);
 // Joins shard files: one context (the first file's) plus context.shards, one entry per name.
 nlohmann::json merge_results(const std::vector<std::string>& paths);

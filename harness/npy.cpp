@@ -1,5 +1,7 @@
 #include "harness/npy.hpp"
 
+#include "harness/safe_write.hpp"
+
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -112,6 +114,8 @@ npy_array read_npy(const std::string& path) {
   const auto st = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(st))
     throw input_error(fmt::format("cannot read '{}': {}", path, ec ? ec.message() : "no such file"));
+  if (std::filesystem::is_directory(st))
+    throw input_error(fmt::format("cannot read '{}': it is a directory (a .npy file is expected)", path));
   if (!std::filesystem::is_regular_file(st))
     throw input_error(fmt::format("'{}' is not a regular file (a .npy file is expected)", path));
   const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
@@ -199,11 +203,7 @@ void write_npy(const std::string& path, const std::vector<std::int64_t>& shape,
     head += static_cast<char>((len >> 16) & 0xFF);
     head += static_cast<char>((len >> 24) & 0xFF);
   }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw input_error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  f << head << dict;
-  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
-  if (!f) throw input_error(fmt::format("cannot write '{}'", path));
+  write_file_atomically(path, {head, dict, {reinterpret_cast<const char*>(data.data()), data.size() * 4}});
 }
 
 }  // namespace attnbench

@@ -16,7 +16,8 @@ struct npy_array {
 };
 
 npy_array read_npy(const std::string& path);
-// Writes version 1.0 (2.0 if the header would not fit); throws input_error on I/O failure.
+// Writes version 1.0 (2.0 if the header would not fit), atomically (safe_write.hpp:
+// io_error naming the file on I/O failure, the old file kept).
 void write_npy(const std::string& path, const std::vector<std::int64_t>& shape,
                const std::vector<float>& data);
 

@@ -1,12 +1,23 @@
-// The results log: `<out>.log.jsonl`, one finished benchmark entry (a JSON
-// object with "name") per line, appended and fsync'ed as soon as it finishes,
-// so a killed sweep loses at most the entry being written. A torn last line
-// (no newline, or not valid JSON) is ignored on reading and cut off before the
-// next append, so that configuration simply runs again. The open log also
-// keeps every entry in memory, so the final file needs no re-read.
+// The results log: `<out>.log.jsonl`. Its first line is a header,
+// {"context": {"attnbench_log": {"sweep_id", "configurations", "git_commit"}}},
+// recording the sweep's identity (a hash of its configuration names and the
+// build's commit; the report's loader reads it as a context line). Then one
+// finished benchmark entry per line, appended and fsync'ed as soon as it
+// finishes, so a killed sweep loses at most the entry being written.
+//
+// On resume every line is checked: a torn or unparsable line, and an entry
+// that fails the schema (entry_schema.hpp) or names no configuration of the
+// sweep, is not a finished result (that configuration runs again); the log is
+// then rewritten atomically (safe_write.hpp) without them. A log whose header
+// names another sweep (or has none) is refused (input_error) unless `append`
+// is set, which keeps the log's own header: a mixed log needs --append each time.
+// A lock (flock on `<log>.lock`, which holds the writer's pid) admits one
+// writer: a second fails at once naming the holder's pid (io_error, exit 1).
+// The open log keeps every entry in memory, so the final file needs no re-read.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,28 +26,49 @@
 
 namespace attnbench {
 
+struct log_identity {
+  std::string sweep_id;  // "fnv1a64:<16 hex digits>"
+  std::int64_t configurations = 0;
+  std::string git_commit;
+};
+// The identity of a sweep of these configuration names (any order) built at `git_commit`.
+log_identity sweep_identity(const std::vector<std::string>& names, const std::string& git_commit);
+std::string header_line(const log_identity& id);  // with its newline
+
 struct log_contents {
-  std::vector<nlohmann::json> entries;  // in file order, valid lines only
+  std::optional<log_identity> header;   // the first line, when it is a header
+  std::vector<nlohmann::json> entries;  // in file order: objects with a string "name"
   std::set<std::string> names;
-  std::size_t valid_bytes = 0;  // length of the prefix holding only complete, valid lines
-  int torn_lines = 0;           // lines ignored (torn or invalid)
+  int torn_lines = 0;     // lines ignored: torn, not JSON, or too deep
+  int invalid_lines = 0;  // JSON lines that are not finished entries (on resume: schema, name)
+  std::string first_invalid;  // why the first invalid line was refused
 };
 
-// Missing file: empty contents.
+// Missing file: empty contents. Reads raw lines; resume applies the schema.
 log_contents read_results_log(const std::string& path);
+
+struct log_options {
+  bool resume = false;
+  bool append = false;  // resume a log written by another sweep, keeping its entries
+  std::optional<log_identity> identity;             // written as the header and checked on resume
+  const std::set<std::string>* known_names = nullptr;  // resume keeps only these names (null: any)
+};
 
 class results_log {
  public:
-  // resume: keep the valid entries (truncating a torn tail); otherwise start empty.
-  // Creates parent directories. Throws std::runtime_error on I/O failure.
-  results_log(const std::string& path, bool resume);
+  // resume: keep the valid entries (rewriting the file without the others);
+  // otherwise start empty. Creates parent directories. Throws io_error on I/O
+  // failure or when another process holds the lock, input_error for another sweep's log.
+  results_log(const std::string& path, const log_options& opt);
+  results_log(const std::string& path, bool resume) : results_log(path, log_options{.resume = resume}) {}
   ~results_log();
   results_log(const results_log&) = delete;
   results_log& operator=(const results_log&) = delete;
 
-  // What the file held when opened (resume); empty otherwise.
+  // The valid entries read on resume (and the counts of refused lines); empty otherwise.
   const log_contents& existing() const { return existing_; }
-  // Appends one line (entry.dump() + '\n'), then fsyncs.
+  // Appends one line (entry.dump() + '\n'), then fsyncs; on failure cuts the
+  // partial line off again and throws io_error.
   void append(const nlohmann::json& entry);
   const std::string& path() const { return path_; }
   // The valid entries read on resume, then every appended one: one per name, in
@@ -45,8 +77,11 @@ class results_log {
   const std::vector<nlohmann::json>& entries() const { return entries_.entries(); }
 
  private:
+  void open(const log_options& opt);
+  void lock();
+  void keep_valid(const log_options& opt);
   std::string path_;
-  int fd_ = -1;
+  int fd_ = -1, lock_fd_ = -1;
   log_contents existing_;
   entry_set entries_;
 };

@@ -1,7 +1,9 @@
 #include "harness/sweep.hpp"
 
+#include <charconv>
 #include <fmt/format.h>
-#include <regex>
+#include <optional>
+#include <re2/re2.h>
 #include <set>
 
 namespace attnbench {
@@ -57,28 +59,33 @@ shard_spec parse_shard(std::string_view s) {
   const auto slash = s.find('/');
   if (slash == std::string_view::npos)
     throw input_error(fmt::format("bad shard '{}' (expected i/n with 0 <= i < n)", s));
+  auto number = [&](std::string_view t) {
+    std::int64_t v = -1;
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    return t.empty() || ec != std::errc() || ptr != t.data() + t.size() ? std::int64_t{-1} : v;
+  };
   shard_spec sh;
-  sh.count = parse_positive(s.substr(slash + 1), "shard count");
-  const std::string_view i = s.substr(0, slash);
-  sh.index = i == "0" ? 0 : parse_positive(i, "shard index");
-  if (sh.index >= sh.count)
+  sh.index = number(s.substr(0, slash));
+  sh.count = number(s.substr(slash + 1));
+  if (sh.index < 0 || sh.count <= 0 || sh.index >= sh.count)
     throw input_error(fmt::format("bad shard '{}' (expected i/n with 0 <= i < n)", s));
   return sh;
 }
 
 std::vector<configuration> select(std::vector<configuration> all, const std::string& filter,
                                   shard_spec shard) {
-  std::optional<std::regex> re;
+  // RE2: matching takes time linear in the name, whatever the pattern.
+  std::optional<re2::RE2> re;
   if (!filter.empty()) {
-    try {
-      re.emplace(filter, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      throw input_error(fmt::format("bad --filter regex '{}'", filter));
-    }
+    re2::RE2::Options o;
+    o.set_log_errors(false);
+    re.emplace(filter, o);
+    if (!re->ok())
+      throw input_error(fmt::format("bad --filter regex '{}': {} (RE2 syntax)", filter, re->error()));
   }
   std::vector<configuration> kept;
   for (auto& c : all)
-    if (!re || std::regex_search(c.name, *re)) kept.push_back(std::move(c));
+    if (!re || re2::RE2::PartialMatch(c.name, *re)) kept.push_back(std::move(c));
   std::vector<configuration> out;
   for (std::size_t i = 0; i < kept.size(); ++i)
     if (static_cast<std::int64_t>(i % shard.count) == shard.index) out.push_back(std::move(kept[i]));

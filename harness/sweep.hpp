@@ -63,7 +63,7 @@ struct shard_spec {
   std::int64_t index = 0, count = 1;
 };
 shard_spec parse_shard(std::string_view s);  // "i/n", 0 <= i < n
-// Keeps names matching `filter` (ECMAScript regex, searched anywhere; empty: all),
+// Keeps names matching `filter` (an RE2 regex, linear time, searched anywhere; empty: all),
 // then every count-th configuration starting at index.
 std::vector<configuration> select(std::vector<configuration> all, const std::string& filter,
                                   shard_spec shard);

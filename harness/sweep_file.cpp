@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "harness/sweep.hpp"
+#include "harness/json_read.hpp"
 
 namespace attnbench {
 
@@ -77,15 +78,7 @@ sweep_spec parse_sweep_json(const json& j, const std::string& source) {
 }
 
 sweep_spec load_sweep_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw input_error(fmt::format("cannot read sweep file '{}'", path));
-  json j;
-  try {
-    j = json::parse(f);
-  } catch (const json::exception& e) {
-    throw input_error(fmt::format("sweep file '{}' is not valid JSON: {}", path, e.what()));
-  }
-  return parse_sweep_json(j, path);
+  return parse_sweep_json(read_json_file(path, "sweep file"), path);
 }
 
 nlohmann::ordered_json to_json(const sweep_spec& s) {

@@ -2,7 +2,7 @@
 # Prepares .debs/ (git-ignored) on a machine WITH network and apt, so that
 # scripts/gpu_check.sh can build attnbench on a machine without them (the
 # lent GPU box: nvcc, cmake, ninja, python3, but no Google Benchmark,
-# GoogleTest, fmt, nlohmann-json or OpenBLAS, and no network).
+# GoogleTest, fmt, nlohmann-json, OpenBLAS or RE2, and no network).
 #
 #   scripts/fetch_debs.sh            # -> .debs/debs/*.deb, .debs/root/usr/..., .debs/bin/{cuobjdump,nvdisasm}
 #
@@ -16,7 +16,7 @@ root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root_dir/.debs"
 pkgs=(libbenchmark-dev libbenchmark1debian libgtest-dev libgmock-dev libfmt-dev libfmt9
       nlohmann-json3-dev libopenblas-dev libopenblas0 libopenblas-pthread-dev libopenblas0-pthread
-      libgfortran5 libquadmath0)
+      libgfortran5 libquadmath0 libre2-dev libre2-9)
 
 command -v apt-get >/dev/null || { echo "fetch_debs: needs apt-get (Debian/Ubuntu)" >&2; exit 1; }
 mkdir -p "$out/debs"

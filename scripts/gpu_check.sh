@@ -57,7 +57,7 @@ step() {
 sys_prefix="${GPU_CHECK_SYSTEM_PREFIX:-/usr}"
 if [[ ! -d "$root/.debs/root/usr" ]]; then
   missing=()
-  for h in fmt/format.h benchmark/benchmark.h gtest/gtest.h nlohmann/json.hpp; do
+  for h in fmt/format.h benchmark/benchmark.h gtest/gtest.h nlohmann/json.hpp re2/re2.h; do
     [[ -e "$sys_prefix/include/$h" ]] || missing+=("$h")
   done
   compgen -G "$sys_prefix/include/*/openblas*/cblas.h" >/dev/null ||

@@ -8,7 +8,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 apt_pkgs=(cmake ninja-build g++ pkg-config libbenchmark-dev libgtest-dev libgmock-dev
-          libfmt-dev nlohmann-json3-dev libopenblas-dev)
+          libfmt-dev nlohmann-json3-dev libopenblas-dev libre2-dev)
 
 if [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
   missing=()

@@ -41,6 +41,73 @@ foreach(item ${bad_inputs})
   set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
 endforeach()
 
+# Issue 12: "name|the text the one line must contain|args". Inputs are written here.
+set(bad_dir ${CMAKE_CURRENT_BINARY_DIR}/cli_bad)
+file(MAKE_DIRECTORY ${bad_dir} ${bad_dir}/a_directory)
+string(REPEAT "[" 1000000 deep_open)
+string(REPEAT "]" 1000000 deep_close)
+file(WRITE ${bad_dir}/deep.json "${deep_open}${deep_close}")
+file(WRITE ${bad_dir}/deep_context.json "{\"context\": ${deep_open}${deep_close}, \"benchmarks\": []}")
+file(WRITE ${bad_dir}/not_json.json "{\"context\": {}, \"benchmarks\": [")
+file(WRITE ${bad_dir}/bench_object.json "{\"context\": {}, \"benchmarks\": {}}")
+file(WRITE ${bad_dir}/context_list.json "{\"context\": [], \"benchmarks\": []}")
+file(WRITE ${bad_dir}/context_shard.json "{\"context\": {\"shard\": 3}, \"benchmarks\": []}")
+file(WRITE ${bad_dir}/name_only.json "{\"context\": {}, \"benchmarks\": [{\"name\": \"x\"}]}")
+file(WRITE ${bad_dir}/entry_number.json "{\"context\": {}, \"benchmarks\": [7]}")
+set(ok_entry "\"variant\":\"t\",\"backend\":\"cpu\",\"dtype\":\"fp32\",\"mask\":\"none\",\"group\":\"g\",\"error_message\":\"\",\"B\":1,\"H\":1,\"Hkv\":1,\"Nq\":1,\"Nkv\":1,\"d\":1,\"Br\":1,\"Bc\":1,\"checked_rows\":0,\"batch\":1,\"real_time\":0,\"cpu_time\":0,\"iterations\":0,\"repetitions\":0,\"tolerance\":0.001,\"err_ok\":null,\"flops\":null,\"flops_executed\":null,\"bytes\":null,\"bytes_min\":null,\"bytes_counted\":null,\"intensity\":null,\"time_ms_min\":null,\"time_ms_max\":null,\"time_cv\":null,\"tflops\":null,\"gbps\":null,\"rel_err\":null,\"max_abs_err\":null,\"lse_err\":null")
+file(WRITE ${bad_dir}/weird_status.json
+     "{\"context\": {}, \"benchmarks\": [{\"name\": \"x\", \"status\": \"weird\", \"time_ms\": null, ${ok_entry}}]}")
+file(WRITE ${bad_dir}/time_string.json
+     "{\"context\": {}, \"benchmarks\": [{\"name\": \"x\", \"status\": \"ok\", \"time_ms\": \"fast\", ${ok_entry}}]}")
+file(WRITE ${bad_dir}/sweep_deep.json "${deep_open}${deep_close}")
+set(bad_inputs_named
+  "shard_negative|0 <= i < n|sweep --backend cpu --shard -1/4 --dry-run"
+  "shard_zero_count|0 <= i < n|sweep --backend cpu --shard 0/0 --dry-run"
+  "filter_bad_re2|(?<|sweep --backend cpu --filter (?<x --dry-run"
+  "sweep_file_directory|is a directory|sweep --sweep-file ${bad_dir}/a_directory --dry-run"
+  "sweep_file_deep|deeper than 64|sweep --sweep-file ${bad_dir}/sweep_deep.json --dry-run"
+  "run_q_directory|is a directory|run --variant flash2 --q ${bad_dir}/a_directory --k x --v y --out ${bad_dir}/o.npy"
+  "gbench_bad_value|abc|sweep --benchmark_repetitions=abc --dry-run"
+  "merge_deep|deeper than 64|merge --out ${bad_dir}/m.json ${bad_dir}/deep.json"
+  "merge_deep_context|deep_context.json|merge --out ${bad_dir}/m.json ${bad_dir}/deep_context.json"
+  "merge_not_json|not_json.json|merge --out ${bad_dir}/m.json ${bad_dir}/not_json.json"
+  "merge_directory|is a directory|merge --out ${bad_dir}/m.json ${bad_dir}/a_directory"
+  "merge_benchmarks_object|field 'benchmarks'|merge --out ${bad_dir}/m.json ${bad_dir}/bench_object.json"
+  "merge_context_list|field 'context'|merge --out ${bad_dir}/m.json ${bad_dir}/context_list.json"
+  "merge_context_shard|field 'context.shard'|merge --out ${bad_dir}/m.json ${bad_dir}/context_shard.json"
+  "merge_name_only|field 'variant' is missing|merge --out ${bad_dir}/m.json ${bad_dir}/name_only.json"
+  "merge_entry_number|benchmarks[0]|merge --out ${bad_dir}/m.json ${bad_dir}/entry_number.json"
+  "merge_weird_status|field 'status'|merge --out ${bad_dir}/m.json ${bad_dir}/weird_status.json"
+  "merge_time_string|field 'time_ms'|merge --out ${bad_dir}/m.json ${bad_dir}/time_string.json"
+  "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json")
+foreach(item ${bad_inputs_named})
+  string(FIND "${item}" "|" bar)
+  string(SUBSTRING "${item}" 0 ${bar} name)
+  math(EXPR start "${bar} + 1")
+  string(SUBSTRING "${item}" ${start} -1 rest)
+  string(FIND "${rest}" "|" bar)
+  string(SUBSTRING "${rest}" 0 ${bar} needle)
+  math(EXPR start "${bar} + 1")
+  string(SUBSTRING "${rest}" ${start} -1 args)
+  separate_arguments(args UNIX_COMMAND "${args}")
+  add_test(NAME cli_bad_input_${name}
+           COMMAND bash ${cli_dir}/expect_bad_input.sh --names "${needle}" ${attnbench_bin} ${args})
+  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+endforeach()
+
+# A pathological --filter finishes at once (RE2: linear time).
+add_test(NAME cli_filter_linear_time
+         COMMAND ${attnbench_bin} sweep --backend cpu --preset full --filter "(.*)*Z" --dry-run)
+set_tests_properties(cli_filter_linear_time PROPERTIES LABELS "cpu;cli" TIMEOUT 10)
+
+# Resume guard (sweep identity, schema, lock) and full-disk writes (tmpfs; skips when not root).
+add_test(NAME cli_resume_guard COMMAND bash ${cli_dir}/resume_guard.sh ${attnbench_bin}
+                                       ${CMAKE_CURRENT_BINARY_DIR}/cli_resume_guard)
+add_test(NAME cli_disk_full COMMAND bash ${cli_dir}/disk_full.sh ${attnbench_bin}
+                                    ${CMAKE_CURRENT_BINARY_DIR}/cli_disk_full)
+set_tests_properties(cli_resume_guard cli_disk_full PROPERTIES LABELS "cpu;cli" TIMEOUT 120)
+set_tests_properties(cli_disk_full PROPERTIES SKIP_RETURN_CODE 77)
+
 add_test(NAME cli_list COMMAND ${attnbench_bin} list --backend cpu)
 add_test(NAME cli_dry_run_quick COMMAND ${attnbench_bin} sweep --backend cpu --preset quick --dry-run)
 add_test(NAME cli_kill_and_resume

@@ -2,6 +2,8 @@
 // and the error contract (input_error -> exit 2, anything else -> exit 1).
 #include <algorithm>
 #include <benchmark/benchmark.h>
+#include <cstdio>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
@@ -24,7 +26,7 @@ commands:
 
 )";
 
-const char* usage_tail = R"(sweep options: --filter REGEX --shard i/n --backend auto|cpu|cuda --out F.json --resume
+const char* usage_tail = R"(sweep options: --filter REGEX --shard i/n --backend auto|cpu|cuda --out F.json --resume --append
   --reps N --rep-time SECONDS --hot --profile --no-ceilings --dry-run --dump-sweep --benchmark_*
 See docs/cli.md.
 )";
@@ -38,6 +40,28 @@ std::string usage_text() {
     lines.back().append(item);
   }
   return fmt::format("{}{}\n{}", usage_head, fmt::join(lines, "\n"), usage_tail);
+}
+
+// benchmark::Initialize with its stderr captured: a bad --benchmark_* value is
+// then reported in our one error line (its first line), not in a second one.
+std::string initialize_benchmark(int* argc, char** argv) {
+  std::fflush(stderr);
+  FILE* tmp = std::tmpfile();
+  const int saved = tmp ? ::dup(STDERR_FILENO) : -1;
+  if (saved >= 0) ::dup2(::fileno(tmp), STDERR_FILENO);
+  benchmark::Initialize(argc, argv);
+  std::string said;
+  if (saved >= 0) {
+    std::fflush(stderr);
+    ::dup2(saved, STDERR_FILENO);
+    ::close(saved);
+    std::rewind(tmp);
+    char buf[512];
+    if (std::fgets(buf, sizeof buf, tmp)) said = buf;
+    while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+  }
+  if (tmp) std::fclose(tmp);
+  return said;
 }
 
 }  // namespace
@@ -54,8 +78,10 @@ int cli_main(int argc, char** argv) {
   try {
     int gb_argc = static_cast<int>(gb_argv.size());
     gb_argv.push_back(nullptr);
-    benchmark::Initialize(&gb_argc, gb_argv.data());
-    if (gb_argc > 1) throw input_error(fmt::format("unknown option '{}'", gb_argv[1]));
+    const std::string gb_said = initialize_benchmark(&gb_argc, gb_argv.data());
+    if (gb_argc > 1)
+      throw input_error(gb_said.empty() ? fmt::format("unknown option '{}'", gb_argv[1])
+                                        : fmt::format("bad option '{}': {}", gb_argv[1], gb_said));
     if (args.empty())
       throw input_error("no command (expected list, sweep, run, merge, ceilings or backend; see attnbench --help)");
     if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {

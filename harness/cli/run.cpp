@@ -66,6 +66,8 @@ int cmd_run(const std::vector<std::string>& args) {
                                  c.type, to_string(c.mask), c.block.br, c.block.bc);
   std::unique_ptr<backend> be = open_backend(c.backend);
   const variant& row = the_row(c.variant, be->kind());
+  if (!c.lse_out.empty() && !row.writes_lse)  // before anything is written
+    throw input_error(fmt::format("--lse {}: {} writes no log-sum-exp", c.lse_out, c.variant));
   if (const support s = row.supports(p); !s.ok)
     throw input_error(fmt::format("{} does not support this problem: {}", c.variant, s.reason));
   host_inputs in{p, std::move(q.data), std::move(k.data), std::move(v.data)};
@@ -79,7 +81,7 @@ int cmd_run(const std::vector<std::string>& args) {
   host_outputs o = r->get_outputs();
   write_npy(c.out, {p.B, p.H, p.Nq, p.d}, o.o);
   if (!c.lse_out.empty()) {
-    if (o.lse.empty()) throw input_error(fmt::format("{} writes no log-sum-exp (--lse)", c.variant));
+    if (o.lse.empty()) throw std::runtime_error(fmt::format("{} returned no log-sum-exp (--lse)", c.variant));
     write_npy(c.lse_out, {p.B, p.H, p.Nq}, o.lse);
   }
   if (c.repeat > 0) {

@@ -1,6 +1,7 @@
 // `attnbench sweep`: the sweep a command line describes, then its run.
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <fmt/format.h>
 
 #include "harness/bench_loop.hpp"
@@ -34,6 +35,7 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
     else if (n == "--reps") c.reps = cli::parse_count(w.value(), "--reps");
     else if (n == "--rep-time") c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
     else if (n == "--resume") { w.no_value(); c.resume = true; }
+    else if (n == "--append") { w.no_value(); c.append = c.resume = true; }
     else if (n == "--hot") { w.no_value(); c.hot = true; }
     else if (n == "--profile") { w.no_value(); c.profile = true; }
     else if (n == "--no-ceilings") { w.no_value(); c.no_ceilings = true; }
@@ -136,11 +138,23 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     out += ".json";
   }
   const std::string log_path = log_path_for(out);
-  if (!c.resume && std::filesystem::exists(log_path))
-    fmt::print(stderr, "attnbench: starting a fresh log {} (use --resume to continue it)\n", log_path);
-  results_log log(log_path, c.resume);
+  const bool had_log = std::filesystem::exists(log_path);
+  std::vector<std::string> names;
+  for (const auto& cfg : configs) names.push_back(cfg.name);
+  const std::set<std::string> known(names.begin(), names.end());
+  log_options lo;
+  lo.resume = c.resume;
+  lo.append = c.append;
+  lo.identity = sweep_identity(names, git_commit());
+  lo.known_names = &known;
+  results_log log(log_path, lo);  // fails first (lock, another sweep): its error is the only line
+  if (!c.resume && had_log)
+    fmt::print(stderr, "attnbench: started a fresh log {} (use --resume to continue one)\n", log_path);
   if (log.existing().torn_lines)
     fmt::print(stderr, "attnbench: ignored {} torn line(s) in {}\n", log.existing().torn_lines, log_path);
+  if (log.existing().invalid_lines)
+    fmt::print(stderr, "attnbench: warning: {} invalid line(s) in {} are not finished results and run again "
+               "(first: {})\n", log.existing().invalid_lines, log_path, log.existing().first_invalid);
 
   const sweep_totals t = run_sweep(*be, configs, &log, opt);
   write_json_file(out, assemble_results(context, log.entries()));

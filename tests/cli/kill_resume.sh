@@ -19,13 +19,13 @@ out="$work/run.json"; log="$out.log.jsonl"
 "$bin" sweep "${sweep[@]}" --out "$out" >"$work/first.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
-  [[ -f "$log" ]] && (( $(wc -l <"$log") >= 5 )) && break
+  [[ -f "$log" ]] && (( $(wc -l <"$log") >= 6 )) && break
   kill -0 $pid 2>/dev/null || break
   sleep 0.05
 done
 kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
-done_before=$(wc -l <"$log")
+done_before=$(( $(wc -l <"$log") - 1 ))  # the first line is the header
 echo "killed after $done_before of $total entries"
 (( done_before >= 1 && done_before < total )) || { echo "kill did not land mid-sweep"; exit 1; }
 [[ ! -f "$out" ]] || { echo "final JSON exists although the sweep was killed"; exit 1; }
@@ -38,7 +38,9 @@ import json, sys
 out, log, expected = sys.argv[1:]
 want = open(expected).read().split()
 names = [b["name"] for b in json.load(open(out))["benchmarks"]]
-lines = [json.loads(l)["name"] for l in open(log)]  # every line must parse
+raw = [json.loads(l) for l in open(log)]  # every line must parse
+assert "attnbench_log" in raw[0]["context"], "the log starts with its header"
+lines = [e["name"] for e in raw[1:]]
 assert sorted(names) == sorted(want), (len(names), len(want))
 assert len(set(names)) == len(names), "duplicate entries in the JSON"
 assert sorted(lines) == sorted(want), f"log holds {len(lines)} lines for {len(want)} configurations"

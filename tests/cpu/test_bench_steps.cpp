@@ -9,6 +9,7 @@
 
 #include "harness/bench_loop.hpp"
 #include "harness_test_rows.hpp"
+#include "test_entries.hpp"
 
 using namespace attnbench;
 using nlohmann::json;
@@ -200,7 +201,7 @@ TEST(model, evaluated_once_per_configuration) {
   }
   {
     // Resumed configurations are not evaluated at all.
-    results_log(p, false).append({{"name", configs[0].name}});
+    results_log(p, false).append(testing_entries::valid_entry(configs[0].name));
     calls = 0;
     results_log log(p, true);
     run_sweep(*be, configs, &log, quick_options());

@@ -177,3 +177,15 @@ TEST(cli, sweep_selects_variants_by_tag) {
   expect_bad_input("sweep --backend cpu --dry-run --variant naive,tag:frob", "'tag:frob'");
   expect_bad_input("sweep --backend cpu --dry-run --variant naive,nope", "'nope'");
 }
+
+TEST(cli, run_lse_with_a_variant_that_writes_none_fails_before_writing) {
+  const std::string d = dir();
+  write_npy(d + "/q.npy", {1, 2, 16, 32}, std::vector<float>(2 * 16 * 32));
+  write_npy(d + "/k.npy", {1, 2, 16, 32}, std::vector<float>(2 * 16 * 32));
+  std::filesystem::remove(d + "/o.npy");
+  expect_bad_input("run --variant naive --backend cpu --q " + d + "/q.npy --k " + d + "/k.npy --v " + d +
+                       "/k.npy --out " + d + "/o.npy --lse " + d + "/lse.npy",
+                   "writes no log-sum-exp");
+  EXPECT_FALSE(std::filesystem::exists(d + "/o.npy")) << "o.npy was written before the refusal";
+  EXPECT_FALSE(std::filesystem::exists(d + "/lse.npy"));
+}

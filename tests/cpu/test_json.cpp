@@ -9,6 +9,7 @@
 #include "harness/context.hpp"
 #include "harness/json_output.hpp"
 #include "harness_test_rows.hpp"
+#include "test_entries.hpp"
 
 using namespace attnbench;
 using nlohmann::json;
@@ -188,8 +189,9 @@ TEST(json_output, context_and_assembly) {
   c0["shard"] = "0/2";
   c1["shard"] = "1/2";
   const std::string a = fresh("s0.json"), b = fresh("s1.json");
-  write_json_file(a, assemble_results(c0, {{{"name", "x"}}, {{"name", "y"}}}));
-  write_json_file(b, assemble_results(c1, {{{"name", "z"}}, {{"name", "y"}}}));
+  using testing_entries::valid_entry;
+  write_json_file(a, assemble_results(c0, {valid_entry("x"), valid_entry("y")}));
+  write_json_file(b, assemble_results(c1, {valid_entry("z"), valid_entry("y")}));
   const json m = merge_results({a, b});
   EXPECT_EQ(m["benchmarks"].size(), 3u);
   ASSERT_EQ(m["context"]["shards"].size(), 2u);

@@ -1,0 +1,53 @@
+#include "harness/entry_schema.hpp"
+
+#include <fmt/format.h>
+
+namespace attnbench {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* string_fields[] = {"name", "variant", "backend", "dtype", "mask", "group", "status"};
+constexpr const char* count_fields[] = {"B", "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc", "checked_rows", "batch"};
+constexpr const char* number_fields[] = {"real_time", "cpu_time", "iterations", "repetitions", "tolerance"};
+constexpr const char* number_or_null_fields[] = {
+    "flops",   "flops_executed", "bytes",  "bytes_min", "bytes_counted", "intensity", "time_ms", "time_ms_min",
+    "time_ms_max", "time_cv",    "tflops", "gbps",      "rel_err",       "max_abs_err", "lse_err"};
+
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::string missing_or(const json& e, const char* k, const char* expected) {
+  if (!e.contains(k)) return fmt::format("field '{}' is missing", k);
+  return fmt::format("field '{}' is {}, expected {}", k, shown(e[k]), expected);
+}
+
+}  // namespace
+
+std::string entry_schema_error(const json& e) {
+  if (!e.is_object()) return fmt::format("the entry is {}, expected an object", e.type_name());
+  for (const char* k : string_fields)
+    if (!e.contains(k) || !e[k].is_string() || e[k].get_ref<const std::string&>().empty())
+      return missing_or(e, k, "a non-empty string");
+  const auto& status = e["status"].get_ref<const std::string&>();
+  if (status != "ok" && status != "skipped" && status != "failed")
+    return missing_or(e, "status", "ok, skipped or failed");
+  for (const char* k : count_fields)
+    if (!e.contains(k) || !e[k].is_number_integer() || e[k].get<std::int64_t>() < 0)
+      return missing_or(e, k, "a non-negative integer");
+  for (const char* k : number_fields)
+    if (!e.contains(k) || !e[k].is_number()) return missing_or(e, k, "a number");
+  for (const char* k : number_or_null_fields)
+    if (!e.contains(k) || !(e[k].is_number() || e[k].is_null())) return missing_or(e, k, "a number or null");
+  if (!e.contains("err_ok") || !(e["err_ok"].is_boolean() || e["err_ok"].is_null()))
+    return missing_or(e, "err_ok", "true, false or null");
+  if (status != "ok" && (!e.contains("error_message") || !e["error_message"].is_string()))
+    return missing_or(e, "error_message", "a string (status not ok)");
+  return {};
+}
+
+}  // namespace attnbench
