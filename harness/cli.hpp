@@ -35,6 +35,7 @@ struct sweep_cli {
   bool resume = false;
   bool append = false;  // --append: --resume that also accepts a log of another sweep
   int reps = 0;  // 0: backend default (cuda 5, cpu 3)
+  std::int64_t max_configurations = default_max_configurations;
   double rep_time_s = 0;
   bool hot = false, profile = false, no_ceilings = false, dry_run = false, dump_sweep = false;
   std::vector<std::string> gbench_flags;  // --benchmark_* passed through

@@ -21,14 +21,32 @@ void apply_overrides(sweep_spec& s, const sweep_axes& o) {
 }
 
 std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant>& rows,
-                                  backend_kind backend) {
+                                  backend_kind backend, std::int64_t max_configurations) {
   std::vector<configuration> out;
   std::set<std::string> seen;
   const expand_context ctx{rows, backend};
   const auto& table = sweep_axis_table();
+  std::vector<std::vector<std::vector<point_setter>>> group_levels;
+  std::int64_t total = 0;  // saturates at the cap + 1
   for (const auto& g : s.groups) {
-    std::vector<std::vector<point_setter>> levels;
-    for (const sweep_axis* axis : table) levels.push_back(axis->points(g.axes, ctx));
+    auto& levels = group_levels.emplace_back();
+    std::int64_t n = 1;
+    for (const sweep_axis* axis : table) {
+      levels.push_back(axis->points(g.axes, ctx));
+      std::int64_t m = 0;
+      n = __builtin_mul_overflow(n, static_cast<std::int64_t>(levels.back().size()), &m)
+              ? max_configurations + 1
+              : std::min(m, max_configurations + 1);
+    }
+    total = std::min(total + n, max_configurations + 1);
+  }
+  if (total > max_configurations)
+    throw input_error(fmt::format(
+        "sweep '{}' expands to more than {} configurations; narrow it or pass --max-configurations N",
+        s.name, max_configurations));
+  for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
+    const auto& g = s.groups[gi];
+    const auto& levels = group_levels[gi];
     sweep_point point;
     const auto leaf = [&] {
       problem p;

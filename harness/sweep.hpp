@@ -56,8 +56,13 @@ void apply_overrides(sweep_spec& s, const sweep_axes& overrides);
 // rewritten by its row (variant::resolved), dropping duplicate names (first
 // group wins). `rows` is the whole registry: variant items are resolved by
 // select_variants (variant_select.hpp); rows of other backends are ignored.
+// A sweep expanding to more configurations than this is refused before any
+// is built (a sweep file's product can reach millions); --max-configurations
+// raises it.
+inline constexpr std::int64_t default_max_configurations = 100000;
 std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant>& rows,
-                                  backend_kind backend);
+                                  backend_kind backend,
+                                  std::int64_t max_configurations = default_max_configurations);
 
 struct shard_spec {
   std::int64_t index = 0, count = 1;

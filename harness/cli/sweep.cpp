@@ -33,6 +33,11 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
     else if (n == "--backend") c.backend = parse_backend_choice(w.value());
     else if (n == "--out") c.out = w.value();
     else if (n == "--reps") c.reps = cli::parse_count(w.value(), "--reps");
+    else if (n == "--max-configurations") {
+      c.max_configurations = parse_positive(w.value(), "--max-configurations");
+      if (c.max_configurations > (std::int64_t{1} << 40))
+        throw input_error(fmt::format("--max-configurations {} exceeds the largest accepted 2^40", w.value()));
+    }
     else if (n == "--rep-time") c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
     else if (n == "--resume") { w.no_value(); c.resume = true; }
     else if (n == "--append") { w.no_value(); c.append = c.resume = true; }
@@ -93,7 +98,7 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     be = open_backend(c.backend);
     kind = be->kind();
   }
-  const std::vector<configuration> configs = select(expand(spec, registry(), kind), c.filter, c.shard);
+  const std::vector<configuration> configs = select(expand(spec, registry(), kind, c.max_configurations), c.filter, c.shard);
   if (c.dry_run) {
     int run = 0;
     for (const auto& cfg : configs) {

@@ -83,6 +83,33 @@ TEST(sweep, expansion_counts_and_defaults) {
   EXPECT_TRUE(expand(one_group(a), testing_rows::rows(), backend_kind::cuda).empty());
 }
 
+// Issue 12: a product of millions of configurations is refused before any is
+// built, naming the cap and the flag that raises it.
+TEST(sweep, a_sweep_beyond_the_configuration_cap_is_refused) {
+  sweep_axes a;
+  a.variant = {"t_good", "t_nan"};
+  a.seq = {128, 256};
+  a.head_dim = {64, 128};
+  a.mask = parse_mask_list("none,causal,local:8,0");  // 24 configurations
+  EXPECT_EQ(expand(one_group(a), testing_rows::rows(), backend_kind::cpu, 24).size(), 24u);
+  try {
+    expand(one_group(a), testing_rows::rows(), backend_kind::cpu, 23);
+    ADD_FAILURE() << "24 configurations passed a cap of 23";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 23 configurations"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--max-configurations"), std::string::npos) << e.what();
+  }
+  // 10^4 values on each of three axes: 10^12, refused at the default cap at once.
+  sweep_axes big;
+  big.variant = {"t_good"};
+  for (std::int64_t i = 1; i <= 10000; ++i) {
+    big.nq.push_back(i);
+    big.nkv.push_back(i);
+    big.batch.push_back(i);
+  }
+  EXPECT_THROW(expand(one_group(big), testing_rows::rows(), backend_kind::cpu), input_error);
+}
+
 TEST(sweep, nq_nkv_product_and_relative_kv_heads) {
   sweep_axes a;
   a.variant = {"t_good"};
