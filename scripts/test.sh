@@ -11,6 +11,9 @@ bash scripts/setup.sh
 cmake --preset default >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j2
+# ASan+UBSan and TSan builds of the emulator tests (build-asan, build-tsan;
+# tests/emu/README.md "Sanitizers"); one line per sanitizer the compiler lacks.
+bash scripts/emu_sanitizers.sh
 
 set +e
 python3 -m pytest -q tests/python

@@ -17,6 +17,43 @@
 #   emu.neg.*           negative controls: a mutated copy of one kernel source
 #                       (generated here; configure fails if the pattern to
 #                       mutate is gone) must make its family's test fail
+#   emu.{tsan,asan,ubsan}.*  (ATTNBENCH_EMU_SANITIZE only) controls: each sanitizer must report its planted defect
+#
+# ATTNBENCH_EMU_SANITIZE (address,undefined | address | undefined | thread |
+# empty) builds the emulator targets -- and only them -- with those
+# sanitizers (scripts/emu_sanitizers.sh: build-asan, build-tsan; README
+# "Sanitizers"). The negative controls are not defined then (they belong to
+# the normal build).
+set(ATTNBENCH_EMU_SANITIZE "" CACHE STRING
+    "Sanitizers for the host-emulator targets only: address,undefined | address | undefined | thread | empty")
+set(ab_emu_san "${ATTNBENCH_EMU_SANITIZE}")
+set(ab_emu_san_flags)
+set(ab_emu_san_env)
+if(ab_emu_san)
+  if(NOT ab_emu_san MATCHES "^(address,undefined|undefined,address|address|undefined|thread)$")
+    message(FATAL_ERROR "ATTNBENCH_EMU_SANITIZE=${ab_emu_san}: use address,undefined, address, undefined, thread or empty")
+  endif()
+  # -O1: the sanitizer builds compile every kernel family again; -g1: file:line in reports.
+  set(ab_emu_san_flags -fsanitize=${ab_emu_san} -fno-omit-frame-pointer -g1 -O1)
+  if(ab_emu_san MATCHES "undefined")
+    list(APPEND ab_emu_san_flags -fno-sanitize-recover=all)
+  endif()
+  # Any report fails its test: ASan/UBSan stop at the first, LSan at exit, TSan
+  # at the first (exit status 66).
+  if(ab_emu_san MATCHES "address")
+    list(APPEND ab_emu_san_env "ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:check_initialization_order=1")
+  endif()
+  if(ab_emu_san MATCHES "undefined")
+    list(APPEND ab_emu_san_env "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
+  endif()
+  if(ab_emu_san STREQUAL "thread")
+    # libgomp is not instrumented (its barriers would look like races): one
+    # OpenMP thread for the host-side fp64 reference.
+    list(APPEND ab_emu_san_env "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1" OMP_NUM_THREADS=1)
+  endif()
+  message(STATUS "attnbench: emulator targets built with -fsanitize=${ab_emu_san}")
+endif()
+
 set(ab_emu_dir ${CMAKE_SOURCE_DIR}/tests/emu)
 set(ab_emu_gen ${CMAKE_CURRENT_BINARY_DIR}/emu_gen)
 
@@ -64,6 +101,10 @@ function(ab_emu_setup tgt)
   target_compile_features(${tgt} PRIVATE cxx_std_20)
   target_compile_options(${tgt} PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-O2>)
   target_link_libraries(${tgt} PRIVATE fmt::fmt OpenMP::OpenMP_CXX Threads::Threads)
+  if(ab_emu_san_flags)
+    target_compile_options(${tgt} PRIVATE ${ab_emu_san_flags})
+    target_link_options(${tgt} PRIVATE -fsanitize=${ab_emu_san})
+  endif()
 endfunction()
 
 # Runtime + everything that is not a swappable family source.
@@ -98,7 +139,7 @@ target_link_libraries(attnbench_emu_gtests PRIVATE GTest::gtest)
 # An executable of the emulator world; SWAP "fam=file" replaces one family's
 # objects with a (mutated) source.
 function(ab_emu_exe name)
-  cmake_parse_arguments(A "" "SWAP_FAMILY;KIND" "SWAP_SOURCE" ${ARGN})
+  cmake_parse_arguments(A "" "SWAP_FAMILY;KIND" "SWAP_SOURCE;SOURCES" ${ARGN})
   set(objs $<TARGET_OBJECTS:attnbench_emu_base>)
   foreach(fam ${ab_emu_all_families})
     if(NOT fam STREQUAL "${A_SWAP_FAMILY}")
@@ -108,31 +149,80 @@ function(ab_emu_exe name)
   if(A_KIND STREQUAL "gtest")
     add_executable(${name} $<TARGET_OBJECTS:attnbench_emu_gtests> ${objs} ${A_SWAP_SOURCE})
     target_link_libraries(${name} PRIVATE GTest::gtest)
-  else()
+  elseif(A_KIND STREQUAL "flash2")
     add_executable(${name} ${ab_emu_dir}/emu_test.cpp ${objs} ${A_SWAP_SOURCE})
+  else()  # KIND main: its own main() in SOURCES
+    add_executable(${name} ${A_SOURCES} ${objs})
   endif()
   ab_emu_setup(${name})
 endfunction()
 ab_emu_exe(attnbench_emu_tests KIND gtest)
 ab_emu_exe(attnbench_emu_flash2 KIND flash2)
 
-set(ab_emu_env OMP_WAIT_POLICY=passive)
+set(ab_emu_env OMP_WAIT_POLICY=passive ${ab_emu_san_env})
 function(ab_emu_gtest name filter)
   add_test(NAME emu.${name} COMMAND attnbench_emu_tests --gtest_filter=${filter})
   set_tests_properties(emu.${name} PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endfunction()
-ab_emu_gtest(runtime "EmuRuntime.*:EmuCublas.*")
+if(ab_emu_san STREQUAL "thread")
+  # That test plants a missing barrier on purpose (a race TSan reports); the
+  # emu.tsan.* control below is its TSan counterpart.
+  ab_emu_gtest(runtime "EmuRuntime.*:EmuCublas.*:-EmuRuntime.MissingBarrierReadsThePoison")
+else()
+  ab_emu_gtest(runtime "EmuRuntime.*:EmuCublas.*")
+endif()
 ab_emu_gtest(tolerance "ToleranceCap.*")
 ab_emu_gtest(unfused "CudaUnfusedHost.*:CudaUnfused.MatchesFp64ReferenceOnSmallShapes:CudaUnfused.RepeatedRunsAreIdentical")
 ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(linear "CudaLinearHost.*:CudaLinear.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
+if(ab_emu_san STREQUAL "thread")
+  # ~5 min together under TSan on 2 cores: only in the full TSan run
+  # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them.
+  set_tests_properties(emu.unfused emu.flash1 emu.reference PROPERTIES LABELS "cpu;tsan_full")
+endif()
 foreach(group main decode)
   add_test(NAME emu.flash2_${group} COMMAND attnbench_emu_flash2 ${group})
 endforeach()
-add_test(NAME emu.flash2_faults COMMAND attnbench_emu_flash2 --faults)
-set_tests_properties(emu.flash2_main emu.flash2_decode emu.flash2_faults PROPERTIES
-                     LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+set_tests_properties(emu.flash2_main emu.flash2_decode PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+# The injected faults are races by design (wait_one_less reads a tile another
+# thread copies later): not run under TSan.
+if(NOT ab_emu_san STREQUAL "thread")
+  add_test(NAME emu.flash2_faults COMMAND attnbench_emu_flash2 --faults)
+  set_tests_properties(emu.flash2_faults PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+endif()
+
+# ---- sanitizer controls (sanitizer_controls.cpp) ---------------------------------
+# Tiny kernels with one defect each that the build's sanitizer must report
+# (the test passes only on that report; exit status ignored), and clean twins.
+# TSan: a shared-memory hand-off between two threads of a CTA -- silent with
+# __syncthreads or __syncwarp, a race without a barrier or with only a
+# shuffle (which the poison cannot show: the writer runs first).
+if(ab_emu_san)
+  ab_emu_exe(attnbench_emu_san_controls KIND main SOURCES ${ab_emu_dir}/sanitizer_controls.cpp)
+  function(ab_emu_control name mode report)
+    add_test(NAME emu.${name} COMMAND attnbench_emu_san_controls ${mode})
+    set_tests_properties(emu.${name} PROPERTIES LABELS cpu TIMEOUT 60 ENVIRONMENT "${ab_emu_env}")
+    if(report)
+      set_tests_properties(emu.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${report}")
+    endif()
+  endfunction()
+  if(ab_emu_san STREQUAL "thread")
+    ab_emu_control(tsan.handoff_syncthreads handoff_syncthreads "")
+    ab_emu_control(tsan.handoff_syncwarp handoff_syncwarp "")
+    ab_emu_control(tsan.missing_barrier handoff_none "WARNING: ThreadSanitizer: data race.*handoff_kernel")
+    ab_emu_control(tsan.shuffle_is_no_barrier handoff_shfl "WARNING: ThreadSanitizer: data race.*handoff_kernel")
+  endif()
+  if(ab_emu_san MATCHES "address")
+    ab_emu_control(asan.global_in_bounds global_in_bounds "")
+    ab_emu_control(asan.global_past_end global_past_end "ERROR: AddressSanitizer: heap-buffer-overflow.*copy_kernel")
+    ab_emu_control(asan.dyn_smem_past_launch dyn_smem_past_launch
+                   "ERROR: AddressSanitizer: use-after-poison.*emu_ctl_dyn_smem_kernel")
+  endif()
+  if(ab_emu_san MATCHES "undefined")
+    ab_emu_control(ubsan.signed_overflow signed_overflow "runtime error: signed integer overflow")
+  endif()
+endif()
 
 # ---- negative controls ----------------------------------------------------------
 # ab_emu_negative(NAME FAMILY SOURCE FROM TO TEST_ARGS...): a copy of SOURCE with
@@ -168,4 +258,6 @@ function(ab_emu_negative name fam src from to kind)
   set_tests_properties(emu.neg.${name} PROPERTIES LABELS cpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
 endfunction()
-include(${ab_emu_dir}/negative_controls.cmake)
+if(NOT ab_emu_san)
+  include(${ab_emu_dir}/negative_controls.cmake)
+endif()

@@ -21,6 +21,21 @@
 // launch, filled with 0xFF (NaN in fp16, bf16 and fp32) before every CTA and
 // restored after the launch (of the two 227 KB extern arrays only the first
 // smem_bytes of the launch). The runtime itself keeps no thread_local state.
+// Sanitizers (ATTNBENCH_EMU_SANITIZE, tests/emu/README.md "Sanitizers"):
+//   * ASan: every switch is announced (__sanitizer_start_switch_fiber /
+//     __sanitizer_finish_switch_fiber, each fiber keeps its fake stack), fiber
+//     stacks are unpoisoned when (re)initialised, the dynamic shared memory
+//     beyond the launch's size is poisoned during the launch, and cudaMalloc
+//     allocates exactly the bytes asked for (a read past the end is reported).
+//   * TSan: every CUDA thread is a TSan fiber and switches do NOT synchronise;
+//     happens-before comes only from __syncthreads and __syncwarp (arrival:
+//     release, departure: acquire), from the launch (host -> every thread of
+//     each CTA) and from the end of each CTA (its threads -> host; CTAs are
+//     therefore ordered, as the emulator runs them). Shuffles, votes,
+//     ldmatrix and mma exchange registers, not memory: no ordering, as on a
+//     device. The runtime's own bookkeeping is invisible to TSan (ignore
+//     regions): only the kernels' memory accesses are checked, so a missing
+//     barrier between two threads of a CTA is a data race report.
 #include "tests/emu/emu_fiber.hpp"
 
 #include <cuda_runtime.h>
@@ -44,6 +59,150 @@
 
 #include "tests/emu/emu_control.hpp"
 #include "tests/emu/emu_kernel_launch.hpp"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTN_EMU_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define ATTN_EMU_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(ATTN_EMU_ASAN)
+#define ATTN_EMU_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(ATTN_EMU_TSAN)
+#define ATTN_EMU_TSAN 1
+#endif
+#if ATTN_EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if ATTN_EMU_TSAN
+#include <sanitizer/tsan_interface.h>
+extern "C" void __tsan_ignore_thread_begin();  // libtsan, not declared by its header
+extern "C" void __tsan_ignore_thread_end();
+#endif
+
+namespace {
+// ---- sanitizer hooks (no-ops without them) ---------------------------------------
+// ASan: announce a switch to the stack [lo, lo + bytes); `fake` keeps the
+// leaving context's fake stack (nullptr: a fresh fiber starting).
+inline void asan_start_switch(void** fake, const void* lo, std::size_t bytes) {
+#if ATTN_EMU_ASAN
+  __sanitizer_start_switch_fiber(fake, lo, bytes);
+#else
+  (void)fake, (void)lo, (void)bytes;
+#endif
+}
+inline void asan_finish_switch(void* fake, const void** old_lo, std::size_t* old_bytes) {
+#if ATTN_EMU_ASAN
+  __sanitizer_finish_switch_fiber(fake, old_lo, old_bytes);
+#else
+  (void)fake, (void)old_lo, (void)old_bytes;
+#endif
+}
+inline void asan_poison(const void* p, std::size_t n, bool poisoned) {
+#if ATTN_EMU_ASAN
+  if (poisoned)
+    __asan_poison_memory_region(p, n);
+  else
+    __asan_unpoison_memory_region(p, n);
+#else
+  (void)p, (void)n, (void)poisoned;
+#endif
+}
+// TSan: fiber contexts, ignore regions (the runtime's bookkeeping), and the
+// happens-before edges of barriers (release at arrival, acquire at departure).
+inline void* tsan_current() {
+#if ATTN_EMU_TSAN
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+inline void* tsan_create() {
+#if ATTN_EMU_TSAN
+  return __tsan_create_fiber(0);
+#else
+  return nullptr;
+#endif
+}
+inline void tsan_destroy(void* f) {
+#if ATTN_EMU_TSAN
+  if (f) __tsan_destroy_fiber(f);
+#else
+  (void)f;
+#endif
+}
+inline void tsan_name(void* f, unsigned tid) {
+#if ATTN_EMU_TSAN
+  char name[40];
+  std::snprintf(name, sizeof name, "CUDA thread %u of the CTA", tid);
+  __tsan_set_fiber_name(f, name);
+#else
+  (void)f, (void)tid;
+#endif
+}
+// A deadlock abandons the threads still waiting (inside the runtime, in an
+// ignore region). Their history joins `self` (a synchronising switch there and
+// back; nothing runs in between), the ignore region is closed and the context
+// destroyed (TSan aborts on destroying one with ignores enabled).
+inline void tsan_abandon(void* f, void* self) {
+#if ATTN_EMU_TSAN
+  if (!f) return;
+  __tsan_switch_to_fiber(f, 0);
+  __tsan_ignore_thread_end();
+  __tsan_switch_to_fiber(self, 0);
+  __tsan_destroy_fiber(f);
+#else
+  (void)f, (void)self;
+#endif
+}
+inline void tsan_switch(void* f) {  // no synchronisation: only barriers order memory
+#if ATTN_EMU_TSAN
+  __tsan_switch_to_fiber(f, __tsan_switch_to_fiber_no_sync);
+#else
+  (void)f;
+#endif
+}
+inline void tsan_ignore(bool begin) {
+#if ATTN_EMU_TSAN
+  if (begin)
+    __tsan_ignore_thread_begin();
+  else
+    __tsan_ignore_thread_end();
+#else
+  (void)begin;
+#endif
+}
+inline void tsan_release(void* sync) {
+#if ATTN_EMU_TSAN
+  __tsan_release(sync);
+#else
+  (void)sync;
+#endif
+}
+inline void tsan_acquire(void* sync) {
+#if ATTN_EMU_TSAN
+  __tsan_acquire(sync);
+#else
+  (void)sync;
+#endif
+}
+// The runtime's own state (scheduler, barrier counters, warp slots) in a
+// running fiber: not a kernel's memory, not checked.
+struct runtime_section {
+  runtime_section() { tsan_ignore(true); }
+  ~runtime_section() { tsan_ignore(false); }
+  runtime_section(const runtime_section&) = delete;
+  runtime_section& operator=(const runtime_section&) = delete;
+};
+// Sync objects of the happens-before edges (only their addresses matter).
+char g_hb_cta_start, g_hb_cta_end;  // host -> CTA, CTA -> host
+char g_hb_bar[2];                   // __syncthreads, by barrier parity
+char g_hb_warp[32][2];              // __syncwarp, by warp and collective parity
+}  // namespace
 
 // ---- the extern __shared__ arrays of the kernels -------------------------------
 // flash2_kernel.cuh: `extern __shared__ __align__(128) unsigned char smem_raw[]`
@@ -110,7 +269,11 @@ attn_emu_trampoline:
 namespace attnbench::emu {
 namespace {
 
+#if ATTN_EMU_ASAN || ATTN_EMU_TSAN
+constexpr std::size_t kStackBytes = 1024 * 1024;  // instrumented frames are larger (redzones)
+#else
 constexpr std::size_t kStackBytes = 256 * 1024;
+#endif
 constexpr std::size_t kGuardBytes = 4096;
 constexpr std::size_t kMaxDynamicSmem = 232448;  // sm_90: 227 KB opt-in
 constexpr std::size_t kDefaultDynamicSmem = 48 * 1024;
@@ -124,7 +287,17 @@ struct fiber {
   unsigned tid = 0;
   dim3 idx;
   unsigned wgen = 0;  // warp collectives this thread has passed
+  unsigned bgen = 0;  // __syncthreads this thread has passed
+  bool parked = false;  // finished its CUDA thread; waits in fiber_main for the next one
   thread_state ts;
+  void* asan_fake = nullptr;  // its ASan fake stack while switched out
+  void* tsan = nullptr;       // its TSan fiber
+  fiber() = default;
+  fiber(const fiber&) = delete;
+  fiber& operator=(const fiber&) = delete;
+  ~fiber() {  // at exit: the TSan context of a parked fiber (not of one running the exit)
+    if (parked) tsan_destroy(tsan);
+  }
 };
 
 struct warp_state {
@@ -145,6 +318,9 @@ std::vector<std::unique_ptr<fiber>> g_fibers;
 cta_state g_cta;
 fiber* g_cur = nullptr;
 void* g_sched_sp = nullptr;
+const void* g_sched_stack = nullptr;  // the scheduler's stack (ASan), as a fiber last saw it
+std::size_t g_sched_stack_bytes = 0;
+void* g_sched_tsan = nullptr;  // the scheduler's TSan context
 void (*g_thread_fn)(void*) = nullptr;
 void* g_thread_ctx = nullptr;
 const void* g_kernel = nullptr;
@@ -224,15 +400,33 @@ fiber& fiber_for(unsigned tid) {
   return *g_fibers[tid];
 }
 
-void start_fiber(fiber& f) {
-  auto top = reinterpret_cast<std::uintptr_t>(f.stack + kStackBytes) & ~std::uintptr_t(15);
-  auto* sp = reinterpret_cast<std::uint64_t*>(top - 16 - 64);
+void save_fp_control(unsigned char* at) {  // the mxcsr/x87 control words a fiber resumes with
   std::uint32_t mxcsr;
   std::uint16_t fpucw;
   asm volatile("stmxcsr %0" : "=m"(mxcsr));
   asm volatile("fnstcw %0" : "=m"(fpucw));
-  std::memcpy(reinterpret_cast<unsigned char*>(sp), &mxcsr, 4);
-  std::memcpy(reinterpret_cast<unsigned char*>(sp) + 4, &fpucw, 2);
+  std::memcpy(at, &mxcsr, 4);
+  std::memcpy(at + 4, &fpucw, 2);
+}
+
+// Prepares fiber f to run the next CUDA thread. A fiber that finished its
+// previous one waits in fiber_main's loop and simply goes on; a new one, or
+// one abandoned inside a kernel (deadlock), gets a fresh stack frame.
+void start_fiber(fiber& f) {
+  f.state = fstate::runnable;
+  f.wgen = 0;
+  f.bgen = 0;
+  f.ts.groups.clear();
+  f.ts.pending.clear();
+  if (f.parked) {
+    f.parked = false;
+    save_fp_control(static_cast<unsigned char*>(f.sp));  // as a fresh fiber would: the launcher's
+    return;
+  }
+  auto top = reinterpret_cast<std::uintptr_t>(f.stack + kStackBytes) & ~std::uintptr_t(15);
+  auto* sp = reinterpret_cast<std::uint64_t*>(top - 16 - 64);
+  asan_poison(f.stack, kStackBytes, false);  // redzones of frames that never returned
+  save_fp_control(reinterpret_cast<unsigned char*>(sp));
   sp[1] = 0;                                                  // r15
   sp[2] = 0;                                                  // r14
   sp[3] = reinterpret_cast<std::uint64_t>(&fiber_main);       // r13: entry
@@ -241,22 +435,54 @@ void start_fiber(fiber& f) {
   sp[6] = 0;                                                  // rbp
   sp[7] = reinterpret_cast<std::uint64_t>(&attn_emu_trampoline);  // return address
   f.sp = sp;
-  f.state = fstate::runnable;
-  f.wgen = 0;
-  f.ts.groups.clear();
-  f.ts.pending.clear();
+  f.asan_fake = nullptr;  // a fiber abandoned inside a kernel (deadlock) loses its fake stack
+  if (!f.tsan) {          // new, or abandoned (run_cta destroyed its context)
+    f.tsan = tsan_create();
+    tsan_name(f.tsan, f.tid);
+  }
 }
 
-void to_scheduler() { attn_emu_switch(&g_cur->sp, g_sched_sp); }
+// Scheduler -> fiber f, until f reaches a scheduling point.
+// (Everything the switch needs is read before tsan_switch: after it, TSan
+// counts accesses to the context switched to.)
+void resume(fiber& f) {
+  g_cur = &f;
+  threadIdx = f.idx;
+  void* const sp = f.sp;
+  void* fake = nullptr;
+  asan_start_switch(&fake, f.stack, kStackBytes);
+  tsan_switch(f.tsan);
+  attn_emu_switch(&g_sched_sp, sp);
+  asan_finish_switch(fake, nullptr, nullptr);
+}
 
+// Running fiber -> scheduler; returns when the scheduler resumes it.
+void to_scheduler() {
+  fiber* me = g_cur;
+  void* const sp = g_sched_sp;
+  asan_start_switch(&me->asan_fake, g_sched_stack, g_sched_stack_bytes);
+  tsan_switch(g_sched_tsan);
+  attn_emu_switch(&me->sp, sp);
+  asan_finish_switch(me->asan_fake, &g_sched_stack, &g_sched_stack_bytes);
+}
+
+// A fiber's life: one CUDA thread after another (one per CTA it takes part in).
 void fiber_main(void* arg) {
   auto* f = static_cast<fiber*>(arg);
-  g_thread_fn(g_thread_ctx);
-  if (!f->ts.groups.empty() || !f->ts.pending.empty()) report("kernel exits with cp.async groups outstanding");
-  f->state = fstate::done;
-  ++g_cta.done;
-  to_scheduler();
-  std::abort();  // never resumed
+  asan_finish_switch(nullptr, &g_sched_stack, &g_sched_stack_bytes);  // first entry: no fake stack yet
+  for (;;) {
+    tsan_acquire(&g_hb_cta_start);  // the host's writes before the launch, the previous CTAs
+    g_thread_fn(g_thread_ctx);
+    {
+      runtime_section rs;
+      if (!f->ts.groups.empty() || !f->ts.pending.empty()) report("kernel exits with cp.async groups outstanding");
+      f->state = fstate::done;
+      f->parked = true;
+      ++g_cta.done;
+    }
+    tsan_release(&g_hb_cta_end);  // this thread's writes, for the host after the CTA
+    to_scheduler();               // parked outside any ignore region: its TSan fiber can be destroyed
+  }
 }
 
 void set_error(cudaError_t e) {
@@ -324,22 +550,29 @@ bool run_cta(const dim3& b, unsigned nthreads) {
     f.idx = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y));
     start_fiber(f);
   }
+  tsan_release(&g_hb_cta_start);  // the host (and the previous CTAs) before this CTA
   while (g_cta.done < nthreads) {
     bool ran = false;
     for (unsigned t = 0; t < nthreads; ++t) {
       fiber& f = *g_fibers[t];
       if (f.state != fstate::runnable) continue;
-      g_cur = &f;
-      threadIdx = f.idx;
-      attn_emu_switch(&g_sched_sp, f.sp);
+      resume(f);
       ran = true;
     }
     if (!ran && g_cta.done < nthreads) {
       report_deadlock(b);
+      for (unsigned t = 0; t < nthreads; ++t) {  // abandoned: start_fiber gives them a fresh frame
+        fiber& f = *g_fibers[t];
+        if (f.state == fstate::done) continue;
+        tsan_abandon(f.tsan, g_sched_tsan);
+        f.tsan = nullptr;
+      }
+      tsan_acquire(&g_hb_cta_end);
       g_cur = nullptr;
       return false;
     }
   }
+  tsan_acquire(&g_hb_cta_end);  // every thread of the CTA before the host goes on
   g_cur = nullptr;
   return true;
 }
@@ -353,6 +586,7 @@ std::size_t dynamic_smem_bytes() { return g_smem_bytes; }
 const unsigned char* dynamic_smem_begin() { return attnbench::cuda::smem_raw; }
 
 void report(const char* what) {
+  runtime_section rs;
   if (g_errors++ < 20) {
     if (g_cur)
       std::fprintf(stderr, "EMU ERROR in %s (block %u,%u,%u thread %u): %s\n", kernel_name(g_kernel).c_str(),
@@ -365,15 +599,21 @@ void report(const char* what) {
 
 void syncthreads() {
   if (!g_cur) return report("__syncthreads outside a kernel");
+  runtime_section rs;
   fiber* me = g_cur;
+  // Two sync objects by barrier parity: the last to arrive goes on and may
+  // reach the next barrier before the others have left this one.
+  char* hb = &g_hb_bar[me->bgen++ & 1];
+  tsan_release(hb);
   if (++g_cta.at_barrier == g_cta.n) {  // the last to arrive releases everyone and goes on
     g_cta.at_barrier = 0;
     for (unsigned t = 0; t < g_cta.n; ++t)
       if (g_fibers[t]->state == fstate::at_barrier) g_fibers[t]->state = fstate::runnable;
-    return;
+  } else {
+    me->state = fstate::at_barrier;
+    to_scheduler();
   }
-  me->state = fstate::at_barrier;
-  to_scheduler();
+  tsan_acquire(hb);
 }
 
 const unsigned char* warp_exchange(int op, unsigned mask, const void* mine, std::size_t bytes) {
@@ -382,10 +622,15 @@ const unsigned char* warp_exchange(int op, unsigned mask, const void* mine, std:
     static unsigned char dummy[32 * 64];
     return dummy;
   }
+  runtime_section rs;
   fiber* me = g_cur;
   warp_state& w = g_cta.warps[me->tid / 32];
   const unsigned lane = me->tid % 32;
   const int par = static_cast<int>(me->wgen & 1);
+  // Only __syncwarp orders memory between lanes (CUDA guarantees no more);
+  // the other collectives exchange register values through the slots.
+  char* hb = op == op_syncwarp ? &g_hb_warp[(me->tid / 32) % 32][par] : nullptr;
+  if (hb) tsan_release(hb);
   if ((mask & w.want) != w.want) report("warp collective with a mask that leaves out lanes of the warp (not emulated)");
   if (w.arrived[par] == 0) {
     w.op[par] = op;
@@ -410,10 +655,13 @@ const unsigned char* warp_exchange(int op, unsigned mask, const void* mine, std:
     me->state = fstate::at_warp;
     to_scheduler();
   }
+  if (hb) tsan_acquire(hb);
   return &w.slot[par][0][0];
 }
 
 void run_grid(const launch_config& c, void (*thread_fn)(void*), void* ctx) {
+  runtime_section rs;  // the scheduler's own accesses (TLS save/poison/restore, fiber state) are not checked
+  g_sched_tsan = tsan_current();
   auto reject = [&](cudaError_t e, const std::string& why) {
     ++g_errors;
     std::fprintf(stderr, "EMU launch of %s rejected: %s\n", kernel_name(c.kernel).c_str(), why.c_str());
@@ -473,6 +721,8 @@ void run_grid(const launch_config& c, void (*thread_fn)(void*), void* ctx) {
   g_in_kernel = true;
   gridDim = g;
   blockDim = b;
+  // ASan: the extern arrays beyond this launch's dynamic size are not the kernel's.
+  for (const range& h : holes) asan_poison(tls.data + h.lo + c.smem_bytes, h.hi - h.lo - c.smem_bytes, true);
   for (unsigned z = 0; z < g.z; ++z)
     for (unsigned y = 0; y < g.y; ++y)
       for (unsigned x = 0; x < g.x; ++x) {
@@ -487,6 +737,7 @@ out:
       o += r.hi - r.lo;
     }
   }
+  for (const range& h : holes) asan_poison(tls.data + h.lo, h.hi - h.lo, false);
   g_in_kernel = false;
   g_kernel = nullptr;
 }
@@ -553,9 +804,13 @@ struct CUevent_st {
 
 cudaError_t cudaMalloc(void** p, std::size_t bytes) {
   if (!p) return fail_with(cudaErrorInvalidValue);
+#if ATTN_EMU_ASAN
+  const std::size_t n = bytes;  // exactly: ASan reports a kernel reading past the end
+#else
   const std::size_t n = (bytes + 255) / 256 * 256;
-  void* m = n ? std::aligned_alloc(256, n) : nullptr;
-  if (n && !m) return fail_with(cudaErrorMemoryAllocation);
+#endif
+  void* m = nullptr;
+  if (n && posix_memalign(&m, 256, n) != 0) return fail_with(cudaErrorMemoryAllocation);
   if (m) {
     std::memset(m, 0xFF, n);  // a kernel that reads memory it never wrote sees NaN
     std::lock_guard<std::mutex> lock(g_alloc_mutex);
