@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/mask.hpp"
+#include "kernels/cuda/flash2/flash2_plan.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/reference/attention_reference.hpp"
@@ -26,7 +27,7 @@
 namespace attnbench {
 namespace {
 
-enum class kind { flash2, sparse, packed, splitkv };
+enum class kind { flash2, sparse, packed, splitkv };  // as cuda::flash2_row
 
 struct test_case {
   const char* name;
@@ -110,22 +111,24 @@ outcome run_case(const test_case& c, bool quiet = false) {
   problem p;
   p.B = c.B, p.H = c.H, p.Hkv = c.Hkv, p.Nq = c.Nq, p.Nkv = c.Nkv, p.d = c.d, p.type = c.type;
   p.mask = parse_mask(c.mask);
-  p.Br = c.k == kind::splitkv ? 16 : c.Br;
-  p.Bc = c.k == kind::splitkv ? 64 : c.Bc;
+  p.Br = c.Br;
+  p.Bc = c.Bc;
+  const auto row = static_cast<cuda::flash2_row>(c.k);  // same order as cuda::flash2_row
+  if (row == cuda::flash2_row::splitkv) p = cuda::decode_geometry(p);
   validate(p);
   const host_inputs in = make_inputs(p, 1234);
 
-  // Parameters as flash2_rows.cpp's runner sets them (settings_for).
+  // The runner's own plan (flash2_runner.cpp): pack, tile walk, geometry; the
+  // split count is the case's (1-16, empty splits included).
+  const cuda::flash2_plan plan = cuda::plan_for(row, p, 132);
   cuda::flash2_params prm;
-  prm.p = p;
-  prm.pack = (c.k == kind::packed || c.k == kind::splitkv) ? static_cast<int>(p.group()) : 1;
-  prm.walk = c.k == kind::sparse || c.k == kind::splitkv ? tile_walk::visible : tile_walk::causal_bound;
-  prm.splits = c.k == kind::splitkv ? c.splits : 1;
+  prm.p = plan.geometry;
+  prm.pack = plan.pack;
+  prm.walk = plan.walk;
+  prm.splits = row == cuda::flash2_row::splitkv ? c.splits : 1;
   prm.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
   prm.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
-  const cuda::flash2_config* cfg = c.k == kind::splitkv
-                                       ? cuda::find_flash2_decode_config(static_cast<int>(p.d), p.type)
-                                       : cuda::find_flash2_config(static_cast<int>(p.d), p.type, p.Br, p.Bc);
+  const cuda::flash2_config* cfg = cuda::flash2_config_for(row, p);
   if (!cfg) return {false, "no instantiation"};
 
   std::vector<std::uint16_t> q(in.q.size()), k(in.k.size()), v(in.v.size());
