@@ -107,6 +107,11 @@ function(ab_emu_setup tgt)
   endif()
 endfunction()
 
+# A family kept in its own folder (tests/emu/flash3/) adds its row, plan and
+# runner sources to the base here, and its tests at the end of this file.
+set(ab_emu_extra_base_sources)
+include(${ab_emu_dir}/flash3/sources.cmake OPTIONAL)
+
 # Runtime + everything that is not a swappable family source.
 file(GLOB ab_emu_core CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/*.cpp ${CMAKE_SOURCE_DIR}/core/cuda/*.cpp)
 file(GLOB ab_emu_models CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/models/*.cpp)
@@ -119,7 +124,7 @@ add_library(attnbench_emu_base OBJECT
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_rows.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_plan.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_runner.cpp
-            ${ab_emu_gen}/emu_flash2_instances.cpp ${ab_emu_common_wrapped})
+            ${ab_emu_gen}/emu_flash2_instances.cpp ${ab_emu_common_wrapped} ${ab_emu_extra_base_sources})
 ab_emu_setup(attnbench_emu_base)
 foreach(fam ${ab_emu_all_families})
   ab_emu_wrap(w ${ab_emu_fam_${fam}})
@@ -261,3 +266,5 @@ endfunction()
 if(NOT ab_emu_san)
   include(${ab_emu_dir}/negative_controls.cmake)
 endif()
+
+include(${ab_emu_dir}/flash3/tests.cmake OPTIONAL)

@@ -1,0 +1,134 @@
+// Host twins of the Hopper (sm_90a) PTX building blocks of the flash3 kernels
+// (kernels/cuda/flash3/flash3_ptx.cuh), included there instead of the inline
+// PTX when ATTN_FLASH2_EMULATE is set. This file is the seam's contract: the
+// kernel side implements the same names and signatures with inline PTX, the
+// emulator side (tests/emu/emu_hopper.cpp) implements them from the PTX ISA
+// text. Semantics each twin must follow are written beside it.
+//
+// Collectives: "warpgroup" = 128 consecutive threads 128k..128k+127 of the
+// CTA; every thread of the warpgroup must reach the same operation (the
+// .sync.aligned forms), else the emulator reports it like a divergent warp
+// collective. "warp" collectives as in flash2's twins.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap (the emulator's stand-in under tests/emu/include)
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace attnbench::cuda::f3 {
+
+// ---- mbarrier (PTX ISA "Parallel Synchronization and Communication
+// Instructions: mbarrier"), all on shared::cta, 64-bit objects in shared memory.
+// mbarrier.init.shared::cta.b64 [bar], count
+void mbarrier_init(std::uint64_t* bar, std::uint32_t arrive_count);
+// fence.mbarrier_init.release.cluster (makes the init visible to the async proxy)
+void fence_mbarrier_init();
+// mbarrier.arrive.shared::cta.b64 _, [bar]   (release.cta)
+void mbarrier_arrive(std::uint64_t* bar);
+// mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], tx_bytes
+void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t tx_bytes);
+// mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity: true once the phase
+// with that parity has completed. In the emulator a false return is a
+// scheduling point (the fiber yields), so a spin loop makes progress.
+bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t parity);
+inline void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+
+// ---- TMA: cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// [smem_dst], [map, {c0, ...}], [bar]. One thread issues it. The box given by
+// the tensor map (cuTensorMapEncodeTiled, reached through
+// cudaGetDriverEntryPoint / cudaGetDriverEntryPointByVersion) is copied with
+// the map's swizzle into smem_dst; elements outside the tensor are zero; the
+// box's byte count is then complete_tx'd on bar. Coordinates are in elements,
+// innermost first, and may be negative or past the end (zero fill).
+// The emulator performs queued copies at the end of a scheduler pass, never
+// inside the issuing call, so a consumer that does not wait for the barrier
+// reads the poison, and a barrier without expect_tx completes early.
+void tma_load_2d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1);
+void tma_load_3d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2);
+void tma_load_4d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2, int c3);
+// prefetch.tensormap [map] (a hint; the emulator only checks the pointer)
+void tma_prefetch_descriptor(const CUtensorMap* map);
+
+// fence.proxy.async.shared::cta: orders this thread's generic-proxy writes to
+// shared memory before later async-proxy (wgmma, TMA) accesses. The emulator
+// reports an async-proxy read of shared bytes written by the generic proxy
+// with no such fence in between.
+void fence_proxy_async_shared();
+
+// ---- wgmma (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate").
+// Warpgroup collectives.
+// wgmma.fence.sync.aligned: required before the first wgmma.mma_async of each
+// batch (after any register access to its accumulators / A fragments); the
+// emulator reports a wgmma.mma_async with no wgmma.fence since the
+// warpgroup's previous wgmma.wait_group.
+void wgmma_fence();
+// wgmma.commit_group.sync.aligned
+void wgmma_commit_group();
+// wgmma.wait_group.sync.aligned N: all but the newest N committed groups are
+// complete. The emulator executes a group's multiplies here (not at issue),
+// so accumulators read before the wait hold their old values, and shared
+// memory overwritten before the wait changes the result.
+void wgmma_wait_group_n(int n);
+template <int N>
+inline void wgmma_wait_group() {
+  wgmma_wait_group_n(N);
+}
+
+// Shared-memory matrix descriptor (64 bits, PTX ISA "Matrix Descriptor Format"):
+// start address >> 4 in bits 0-13, leading-dimension byte offset >> 4 in
+// 16-29, stride-dimension byte offset >> 4 in 32-45, base offset in 49-51,
+// swizzle mode in 62-63 (0 none/interleave, 1 128B, 2 64B, 3 32B). The kernel
+// side builds descriptors with its own encoder; the emulator decodes them.
+
+// wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16|f16}.{bf16|f16}
+//   D (64 x N, fp32, N/2 registers per thread in the accumulator fragment
+//   layout of the PTX ISA) = A (64 x 16) * B (16 x N) + (scale_d ? D : 0).
+// _ss: A and B from shared-memory descriptors; _rs: A from registers (4 x b32
+// per thread, the register fragment layout of A for .f16/.bf16). trans_b = 1
+// is imm-trans-b (B is MN-major in shared memory), 0 is K-major. A in shared
+// memory is K-major (imm-trans-a = 0).
+void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_a, std::uint64_t desc_b,
+               int trans_b, bool bf16, int scale_d);
+template <class T, int N, int TransB>
+inline void wgmma_ss(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256);
+  wgmma_any(d, N, nullptr, desc_a, desc_b, TransB, std::is_same_v<T, __nv_bfloat16>, scale_d);
+}
+template <class T, int N, int TransB>
+inline void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256);
+  wgmma_any(d, N, a, 0, desc_b, TransB, std::is_same_v<T, __nv_bfloat16>, scale_d);
+}
+
+// ---- named barriers: bar.sync id, nthreads / bar.arrive id, nthreads
+// (id 0..15, nthreads a multiple of 32; id 0 is __syncthreads's). Released
+// when nthreads threads have arrived (arrive does not wait).
+void named_barrier_sync(int id, int nthreads);
+void named_barrier_arrive(int id, int nthreads);
+
+// elect.sync _|p, 0xffffffff: warp collective; true in exactly one lane (the lowest).
+bool elect_one_sync();
+
+// setmaxnreg.{inc|dec}.sync.aligned.u32 R: warpgroup collective; R in
+// [24, 256], a multiple of 8, the same in every thread of the warpgroup (the
+// emulator checks both and that the CTA's total stays within 64K registers).
+void setmaxnreg_any(int regs, bool increase);
+template <int R>
+inline void setmaxnreg_inc() {
+  setmaxnreg_any(R, true);
+}
+template <int R>
+inline void setmaxnreg_dec() {
+  setmaxnreg_any(R, false);
+}
+
+}  // namespace attnbench::cuda::f3
