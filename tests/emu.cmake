@@ -117,7 +117,7 @@ file(GLOB ab_emu_core CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/*.cpp ${CMAKE_S
 file(GLOB ab_emu_models CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/models/*.cpp)
 ab_emu_wrap(ab_emu_common_wrapped ${CMAKE_SOURCE_DIR}/kernels/cuda/common/common_runtime.cu)
 add_library(attnbench_emu_base OBJECT
-            ${ab_emu_dir}/emu_fiber.cpp ${ab_emu_dir}/emu_runtime.cpp ${ab_emu_dir}/emu_cublas.cpp
+            ${ab_emu_dir}/emu_fiber.cpp ${ab_emu_dir}/emu_runtime.cpp ${ab_emu_dir}/emu_hopper.cpp ${ab_emu_dir}/emu_cublas.cpp
             ${ab_emu_dir}/emu_cpu_rows_stub.cpp
             ${ab_emu_core} ${ab_emu_models} ${CMAKE_SOURCE_DIR}/kernels/registry.cpp
             ${CMAKE_SOURCE_DIR}/kernels/reference/attention_reference.cpp ${CMAKE_SOURCE_DIR}/harness/tensors.cpp

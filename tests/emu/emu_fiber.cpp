@@ -210,7 +210,7 @@ char g_hb_warp[32][2];              // __syncwarp, by warp and collective parity
 // Its users call the TLS init function _ZTH... unconditionally (g++ 12);
 // the array needs no initialisation, so it is a no-op.
 namespace attnbench::cuda {
-thread_local __attribute__((aligned(128))) unsigned char smem_raw[232448];
+thread_local __attribute__((aligned(1024))) unsigned char smem_raw[232448];  // 1024: the 128B swizzle's repeat
 }
 extern "C" void attn_emu_smem_raw_tls_init() __asm__("_ZTHN9attnbench4cuda8smem_rawE");
 extern "C" void attn_emu_smem_raw_tls_init() {}

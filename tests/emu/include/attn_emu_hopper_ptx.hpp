@@ -9,6 +9,20 @@
 // CTA; every thread of the warpgroup must reach the same operation (the
 // .sync.aligned forms), else the emulator reports it like a divergent warp
 // collective. "warp" collectives as in flash2's twins.
+//
+// Emulator notes for the kernel side (tests/emu, added with the twins):
+//  * Shared-memory operands of TMA and wgmma must live in the dynamic shared
+//    memory declared as flash2 does, `extern __shared__ __align__(128)
+//    unsigned char smem_raw[]` at block scope in namespace attnbench::cuda
+//    (the emulator defines that array, 1024-byte aligned). mbarriers may be
+//    anywhere in shared memory (static __shared__ too).
+//  * Shared-window addresses (descriptor start address, cvta.to.shared): the
+//    stand-in cuda_runtime.h provides `__cvta_generic_to_shared(p)`: the
+//    offset of p from smem_raw's first byte (so address bits 4-9, the
+//    swizzle phase, are those of the host pointer). Build descriptors from it.
+//  * <cuda.h> and <cudaTypedefs.h> are stand-ins (CUtensorMap, enums,
+//    PFN_cuTensorMapEncodeTiled); cudaGetDriverEntryPoint and
+//    cudaGetDriverEntryPointByVersion return the emulator's encoder.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (the emulator's stand-in under tests/emu/include)

@@ -157,6 +157,25 @@ cudaError_t cudaSetDevice(int dev);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev);
 cudaError_t cudaGetLastError();
 cudaError_t cudaPeekAtLastError();
+// Driver entry points (the Hopper kernels' cuTensorMapEncodeTiled): only that
+// symbol exists here; anything else is cudaDriverEntryPointSymbolNotFound.
+enum cudaDriverEntryPointQueryResult {
+  cudaDriverEntryPointSuccess = 0,
+  cudaDriverEntryPointSymbolNotFound = 1,
+  cudaDriverEntryPointVersionNotSufficent = 2,
+};
+#define cudaEnableDefault 0x0
+#define cudaEnableLegacyStream 0x1
+#define cudaEnablePerThreadDefaultStream 0x2
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult* driverStatus = nullptr);
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult* driverStatus = nullptr);
+// cvta.to.shared: the shared-window address of a pointer into the dynamic
+// shared memory (attnbench::cuda::smem_raw, 1024-byte aligned: address 0 is
+// its first byte); anything else is reported and gives 0.
+std::size_t __cvta_generic_to_shared(const void* p);
 const char* cudaGetErrorString(cudaError_t e);
 const char* cudaGetErrorName(cudaError_t e);
 
@@ -168,7 +187,7 @@ void syncthreads();
 // slots (64 bytes apart) once the whole warp has arrived at the same
 // collective `op`; valid until the lane's next collective.
 const unsigned char* warp_exchange(int op, unsigned mask, const void* mine, std::size_t bytes);
-enum warp_op : int { op_syncwarp = 1, op_shfl, op_shfl_xor, op_shfl_down, op_shfl_up, op_vote, op_ldmatrix, op_mma };
+enum warp_op : int { op_syncwarp = 1, op_shfl, op_shfl_xor, op_shfl_down, op_shfl_up, op_vote, op_ldmatrix, op_mma, op_elect };
 void report(const char* what);  // an emulator error in the running kernel (counted, printed)
 
 template <class T>
