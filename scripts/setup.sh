@@ -36,3 +36,26 @@ then
   echo "setup: installing Python requirements" >&2
   "$py" -m pip install -q -r "$here/requirements.txt"
 fi
+
+# cudnn-frontend's header-only C++ graph API for the cudnn_sdpa row (docs/cudnn.md): only the
+# wheel's include/ folder, unpacked into the cache that CMake searches. `pip install` would pull
+# its Python dependencies (the CUTLASS DSL); the headers need none. Skipped without pip/PyPI: the
+# row is then not built.
+cudnn_fe_version=1.32.0
+cudnn_fe_dir="${ATTNBENCH_CUDNN_FRONTEND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnbench/cudnn_frontend}/$cudnn_fe_version"
+if [[ ! -f "$cudnn_fe_dir/include/cudnn_frontend.h" ]]; then
+  echo "setup: fetching cudnn-frontend $cudnn_fe_version headers into $cudnn_fe_dir" >&2
+  cudnn_fe_tmp="$(mktemp -d)"
+  if "$py" -m pip download -q --no-deps --only-binary=:all: -d "$cudnn_fe_tmp" \
+       "nvidia-cudnn-frontend==$cudnn_fe_version" &&
+     "$py" -m zipfile -e "$cudnn_fe_tmp"/nvidia_cudnn_frontend-*.whl "$cudnn_fe_tmp/x" &&
+     [[ -f "$cudnn_fe_tmp/x/include/cudnn_frontend.h" ]]; then
+    mkdir -p "$cudnn_fe_dir"
+    rm -rf "$cudnn_fe_dir/include.partial"
+    mv "$cudnn_fe_tmp/x/include" "$cudnn_fe_dir/include.partial"
+    mv "$cudnn_fe_dir/include.partial" "$cudnn_fe_dir/include"
+  else
+    echo "setup: warning: could not fetch nvidia-cudnn-frontend $cudnn_fe_version; cudnn_sdpa will not be built" >&2
+  fi
+  rm -rf "$cudnn_fe_tmp"
+fi
