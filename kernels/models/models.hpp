@@ -87,6 +87,13 @@ double model_bytes_sparse(const problem& p);
 // no key tile skips its Q read; split partials in fp32 plus the merge.
 model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan);
 
+// ---- cudnn_sdpa (cudnn.cpp) ------------------------------------------------------------
+// cuDNN's tiling is closed, so the byte model is the MINIMAL IO of the pass:
+// Q, K, V read once, O written once (model_bytes_min) plus the fp32 lse.
+double model_bytes_cudnn_sdpa_min_io(const problem& p);
+// Q, K, V, O, lse and cuDNN's workspace (known once the graph is built).
+std::int64_t memory_bytes_cudnn_sdpa(const problem& p, std::int64_t workspace_bytes);
+
 // ---- linear (linear.cpp) ------------------------------------------------------------
 // Linear attention (phi = elu + 1) in its recurrent form, V augmented with a
 // ones column for the normaliser: 2d(d+1) per key and KV head (state update)
