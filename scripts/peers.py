@@ -1,0 +1,771 @@
+#!/usr/bin/env python3
+"""Library peers on an attnbench sweep's problems, written as attnbench result entries.
+
+What a user would call instead of writing a kernel, measured on the same problems as an
+attnbench sweep (read from its JSON or .log.jsonl) with the same method:
+  - PyTorch scaled_dot_product_attention: default dispatch (torch_sdpa) and each backend
+    forced through torch.nn.attention.sdpa_kernel (torch_sdpa_flash, _efficient, _cudnn,
+    _math); FlexAttention (torch_flex, compiled; block masks for causal / local / global;
+    compile time excluded from the timing and reported as compile_ms);
+  - flash-attn (flash_attn_func) and FlashInfer (single_prefill_with_kv_cache) when importable.
+Masks follow core/mask.hpp: queries aligned to the end of the keys (i' = i + Nkv - Nq), so
+SDPA gets is_causal only when Nq == Nkv and an explicit boolean mask otherwise.
+Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
+launch, one event pair per launch; on the CPU wall time (steady clock); the median of the
+repetitions. FLOPs: 4 d per visible (query, key) pair times B H (kernels/models:
+model_flops_softmax), checked equal to the sweep's own entries; bytes: the minimal IO
+(read Q, K, V once, write O once; bytes_model "minimal_io"). Error: relative L2 over
+sampled rows against an fp64 reference, NaN never passes, the sweep's tolerance per dtype
+(harness/tensors.cpp). What cannot run is an entry with status skipped and the reason.
+
+  python3 scripts/peers.py --problems results/<dev>/quick-<c>.json --out quick-<c>.peers.json
+  attnbench merge quick-<c>.json quick-<c>.peers.json --out quick-<c>.json
+
+Exit status: 0 done (also when entries were skipped), 2 bad input (one line on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+PROG = "peers"
+ATTNBENCH_BACKENDS = ("cpu", "cuda")
+TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 3e-2}  # harness/tensors.cpp sweep_tolerance
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+# (backend, variant) in the order they run; `--variants` selects among them.
+VARIANTS = (("torch", "torch_sdpa"), ("torch", "torch_sdpa_flash"), ("torch", "torch_sdpa_efficient"),
+            ("torch", "torch_sdpa_cudnn"), ("torch", "torch_sdpa_math"), ("torch", "torch_flex"),
+            ("flash_attn", "flash_attn"), ("flashinfer", "flashinfer"))
+SEED_INPUTS, SEED_ROWS = 1234, 7
+
+
+class InputFault(Exception):
+    """Bad input: one line, exit 2."""
+
+
+class Unsupported(Exception):
+    """This peer cannot run this problem: the entry is skipped with the message."""
+
+
+# ---- problems ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mask:
+    kind: str  # none | causal | local
+    left: int = 0
+    right: int = 0
+    global_: int = 0
+
+
+def parse_mask(s: str) -> Mask:
+    """core/problem.cpp: none, causal, local:L,R, each optionally +global:G; global:G alone."""
+    base, _, glob = s.partition("+")
+    g = 0
+    if base.startswith("global:") and not glob:
+        base, glob = "none", base
+    if glob:
+        if not glob.startswith("global:") or not glob[7:].isdigit() or int(glob[7:]) <= 0:
+            raise InputFault(f"bad mask '{s}' (expected ...+global:G with G > 0)")
+        g = int(glob[7:])
+    if base in ("none", "causal"):
+        return Mask(base, 0, 0, g)
+    if base.startswith("local:"):
+        lr = base[6:].split(",")
+        if len(lr) == 2 and all(x.isdigit() for x in lr):
+            return Mask("local", int(lr[0]), int(lr[1]), g)
+    raise InputFault(f"unknown mask '{s}' (expected none, causal, local:L,R, optionally +global:G)")
+
+
+@dataclass(frozen=True)
+class Problem:
+    group: str
+    dtype: str
+    B: int
+    H: int
+    Hkv: int
+    Nq: int
+    Nkv: int
+    d: int
+    mask: str
+
+    @property
+    def m(self) -> Mask:
+        return parse_mask(self.mask)
+
+    @property
+    def key(self) -> tuple:
+        return (self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask)
+
+
+def window(p: Problem, rows: np.ndarray, shift: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Window keys [lo, hi) of query rows (global ignored), clamped to [0, Nkv) (core/mask.hpp)."""
+    m = p.m
+    s = p.Nkv - p.Nq if shift is None else shift
+    lo = np.zeros_like(rows)
+    hi = np.full_like(rows, p.Nkv)
+    if m.kind == "causal":
+        hi = rows + s + 1
+    elif m.kind == "local":
+        lo = rows + s - m.left
+        hi = rows + s + m.right + 1
+    lo = np.clip(lo, 0, p.Nkv)
+    hi = np.clip(hi, 0, p.Nkv)
+    return lo, np.maximum(hi, lo)
+
+
+def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False) -> np.ndarray:
+    """Boolean [len(rows), Nkv]: key j visible to query row i. misalign (a negative control
+    only) aligns the queries to the start of the keys (top-left) instead of the end."""
+    lo, hi = window(p, rows, shift=0 if misalign else None)
+    j = np.arange(p.Nkv)[None, :]
+    vis = (j >= lo[:, None]) & (j < hi[:, None])
+    g = p.m.global_
+    if g:
+        vis |= j < g
+        vis |= rows[:, None] < g
+    return vis
+
+
+def visible_pairs_per_head(p: Problem) -> int:
+    """Exact visible (query, key) pairs of one (batch, head), like core/mask.hpp visible_keys."""
+    rows = np.arange(p.Nq, dtype=np.int64)
+    lo, hi = window(p, rows)
+    g = min(p.m.global_, p.Nkv)
+    size = hi - lo
+    overlap = np.where(size > 0, np.maximum(0, np.minimum(hi, g) - lo), 0)
+    keys = size + g - overlap
+    keys = np.where(rows < p.m.global_, p.Nkv, keys)
+    return int(keys.sum())
+
+
+def model_flops(p: Problem) -> float:
+    """kernels/models/common.cpp model_flops_softmax: 4 d per visible pair, times B H."""
+    return 4.0 * p.d * visible_pairs_per_head(p) * p.B * p.H
+
+
+def model_bytes_min(p: Problem) -> float:
+    """kernels/models/common.cpp model_bytes_min: Q, K, V read once, O written once."""
+    q = o = p.B * p.H * p.Nq * p.d
+    kv = p.B * p.Hkv * p.Nkv * p.d
+    return float(ELEMENT_BYTES.get(p.dtype, 4) * (q + 2 * kv + o))
+
+
+def read_sweep(path: str) -> tuple[dict, list[dict]]:
+    """(context, entries) of an attnbench JSON or .log.jsonl results log."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputFault(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        if path.endswith(".jsonl"):
+            context: dict = {}
+            entries = []
+            for n, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                obj = json.loads(line)
+                if isinstance(obj, dict) and isinstance(obj.get("context"), dict) and "name" not in obj:
+                    context = obj["context"]
+                elif isinstance(obj, dict):
+                    entries.append(obj)
+            return context, entries
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise InputFault(f"{path}: not valid JSON ({str(e).splitlines()[0]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+        raise InputFault(f"{path}: not an attnbench results file (needs 'context' and 'benchmarks')")
+    ctx = doc.get("context")
+    return (ctx if isinstance(ctx, dict) else {}), doc["benchmarks"]
+
+
+def softmax_rows(context: dict) -> Optional[set[str]]:
+    rows = context.get("variants")
+    if not isinstance(rows, list):
+        return None
+    return {r.get("name") for r in rows if isinstance(r, dict) and r.get("math") == "softmax"}
+
+
+def problems_of(path: str) -> tuple[dict, list[Problem]]:
+    """The sweep's distinct problems (tiles ignored), in order of first appearance; each in
+    the first group it appears in other than `tiles` (a tile shape repeats another group's
+    problem). Checks the FLOP and byte models against the sweep's own entries."""
+    context, entries = read_sweep(path)
+    softmax = softmax_rows(context)
+    order: dict[tuple, Problem] = {}
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or e.get("backend") not in ATTNBENCH_BACKENDS or e.get("peer"):
+            continue
+        try:
+            p = Problem(group=str(e.get("group") or ""), dtype=str(e["dtype"]),
+                        **{k: int(e[k]) for k in ("B", "H", "Hkv", "Nq", "Nkv", "d")}, mask=str(e["mask"]))
+        except (KeyError, TypeError, ValueError):
+            raise InputFault(f"{path}: benchmarks[{i}]: missing or bad problem fields "
+                             "(dtype, B, H, Hkv, Nq, Nkv, d, mask)") from None
+        p.m  # noqa: B018 - refuses an unknown mask here
+        if min(p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d) <= 0 or p.H % p.Hkv:
+            raise InputFault(f"{path}: benchmarks[{i}]: bad shape B{p.B} H{p.H} Hkv{p.Hkv} Nq{p.Nq} "
+                             f"Nkv{p.Nkv} d{p.d}")
+        have = order.get(p.key)
+        if have is None or (have.group == "tiles" and p.group != "tiles"):
+            order[p.key] = p if have is None else Problem(**{**have.__dict__, "group": p.group})
+        if softmax is not None and e.get("variant") in softmax and isinstance(e.get("flops"), (int, float)):
+            if not math.isclose(e["flops"], model_flops(p), rel_tol=1e-12):
+                raise InputFault(f"{path}: benchmarks[{i}] ('{e.get('name')}'): flops {e['flops']} differ "
+                                 f"from this script's model {model_flops(p)}")
+        if isinstance(e.get("bytes_min"), (int, float)) and not math.isclose(e["bytes_min"], model_bytes_min(p),
+                                                                           rel_tol=1e-12):
+            raise InputFault(f"{path}: benchmarks[{i}] ('{e.get('name')}'): bytes_min {e['bytes_min']} differ "
+                             f"from this script's model {model_bytes_min(p)}")
+    if not order:
+        raise InputFault(f"{path}: no attnbench entries (backend cpu or cuda) to take problems from")
+    return context, list(order.values())
+
+
+# ---- validation ------------------------------------------------------------------------------
+
+def validation_rows(p: Problem) -> int:
+    """harness/validation.cpp: ~3e8 fp64 multiply-adds of the reference per configuration."""
+    return int(min(max(3e8 / (2.0 * p.Nkv * p.d), 16), 256))
+
+
+def sample_rows(p: Problem, max_rows: int, seed: int = SEED_ROWS) -> np.ndarray:
+    """Flat rows (b H + h) Nq + i, the policy of harness/tensors.cpp sample_rows: all rows when
+    there are few, else the first and last row of each sampled head, rows i < global, and
+    random rows (numpy's generator, not the harness's)."""
+    rows = p.B * p.H * p.Nq
+    if rows <= max_rows:
+        return np.arange(rows, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    heads = p.B * p.H
+    sampled = min(heads, max(1, max_rows // 8))
+    picked: set[int] = set()
+    for s in range(sampled):
+        bh = s if sampled == heads else int(rng.integers(0, heads))
+        picked.update((bh * p.Nq, bh * p.Nq + p.Nq - 1))
+        for i in range(1, min(p.m.global_, p.Nq - 1, 4)):
+            picked.add(bh * p.Nq + i)
+    while len(picked) < max_rows:
+        picked.add(int(rng.integers(0, rows)))
+    return np.array(sorted(picked), dtype=np.int64)
+
+
+def reference_rows(p: Problem, q, k, v, rows: np.ndarray):
+    """fp64 softmax attention of the given rows (kernels/reference: no visible key gives zeros)."""
+    import torch
+    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
+    out = torch.zeros(len(rows), p.d, dtype=torch.float64)
+    scale = 1.0 / math.sqrt(p.d)
+    group = p.H // p.Hkv
+    bh_of = rows // p.Nq
+    for bh in np.unique(bh_of):
+        sel = np.nonzero(bh_of == bh)[0]
+        b, h = divmod(int(bh), p.H)
+        i = rows[sel] % p.Nq
+        s = (q64[b, h, torch.from_numpy(i)] @ k64[b, h // group].T) * scale
+        vis = torch.from_numpy(visible_matrix(p, i))
+        s = s.masked_fill(~vis, -math.inf)
+        mx = s.max(dim=1, keepdim=True).values
+        w = torch.exp(s - torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx)))
+        w = w.masked_fill(~vis, 0.0)
+        l = w.sum(dim=1, keepdim=True)
+        o = (w @ v64[b, h // group]) / torch.where(l > 0, l, torch.ones_like(l))
+        out[torch.from_numpy(sel)] = o
+    return out
+
+
+def compare(p: Problem, o, rows: np.ndarray, ref) -> dict:
+    """harness/tensors.cpp compare_rows: rel. L2 over the checked rows, max abs, NaN never passes."""
+    import torch
+    got = o.detach().to("cpu", torch.float64).reshape(-1, p.d)[torch.from_numpy(rows)]
+    finite = torch.isfinite(got)
+    nonfinite = int((~finite).sum())
+    diff = torch.where(finite, (got - ref).abs(), torch.zeros_like(got))
+    want = torch.where(finite, ref, torch.zeros_like(ref))
+    num, den = float((diff ** 2).sum()), float((want ** 2).sum())
+    rel = math.sqrt(num / den) if den > 0 else math.sqrt(num)
+    tol = TOLERANCE[p.dtype]
+    return {"rel_err": None if nonfinite else rel, "max_abs_err": float(diff.max()) if diff.numel() else 0.0,
+            "checked_rows": int(len(rows)), "tolerance": tol, "err_ok": nonfinite == 0 and rel <= tol}
+
+
+# ---- peers -------------------------------------------------------------------------------------
+
+TORCH_DTYPE = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+def make_inputs(p: Problem, device: str):
+    """Q, K, V ~ N(0, 1) from a seed, rounded to the dtype (round to nearest even), [B, heads, N, d]."""
+    import torch
+    if p.dtype not in TORCH_DTYPE:
+        raise Unsupported(f"dtype {p.dtype} has no PyTorch peer here (fp32, fp16, bf16)")
+    g = torch.Generator().manual_seed(SEED_INPUTS)
+    dt = getattr(torch, TORCH_DTYPE[p.dtype])
+    q = torch.randn(p.B, p.H, p.Nq, p.d, generator=g).to(dt)
+    k = torch.randn(p.B, p.Hkv, p.Nkv, p.d, generator=g).to(dt)
+    v = torch.randn(p.B, p.Hkv, p.Nkv, p.d, generator=g).to(dt)
+    return q.to(device), k.to(device), v.to(device)
+
+
+def sdpa_call(p: Problem, q, k, v, misalign: bool) -> Callable[[], Any]:
+    """SDPA arguments for the mask: nothing when every key is visible, is_causal when Nq == Nkv
+    (PyTorch's is_causal aligns top-left, equal to bottom-right only then), else a boolean mask."""
+    import torch
+    import torch.nn.functional as F
+    m = p.m
+    gqa = {"enable_gqa": True} if p.Hkv != p.H else {}
+    all_visible = visible_pairs_per_head(p) == p.Nq * p.Nkv and not misalign
+    if m.kind == "none" and not m.global_ or all_visible:
+        return lambda: F.scaled_dot_product_attention(q, k, v, **gqa)
+    if m.kind == "causal" and not m.global_ and (p.Nq == p.Nkv or misalign):
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, **gqa)
+    mask = torch.from_numpy(visible_matrix(p, np.arange(p.Nq), misalign)).to(q.device)
+    return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **gqa)
+
+
+SDPA_BACKEND = {"torch_sdpa_flash": "FLASH_ATTENTION", "torch_sdpa_efficient": "EFFICIENT_ATTENTION",
+                "torch_sdpa_cudnn": "CUDNN_ATTENTION", "torch_sdpa_math": "MATH"}
+
+
+class Peers:
+    """Prepares one peer for one problem: a call returning O [B, H, Nq, d], or Unsupported."""
+
+    def __init__(self, device: str, misalign: bool, flex_budget_s: float):
+        self.device = device
+        self.misalign = misalign
+        self.flex_budget_s = flex_budget_s
+        self.flex_spent_s = 0.0
+        self.flex_compiled = 0
+        self._flex = None
+
+    def prepare(self, variant: str, p: Problem, q, k, v) -> tuple[Callable[[], Any], dict]:
+        if variant == "torch_sdpa":
+            return sdpa_call(p, q, k, v, self.misalign), {}
+        if variant in SDPA_BACKEND:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            be = getattr(SDPBackend, SDPA_BACKEND[variant])
+            call = sdpa_call(p, q, k, v, self.misalign)
+
+            def forced():
+                with sdpa_kernel(be):
+                    return call()
+            return forced, {}
+        if variant == "torch_flex":
+            return self._flex_call(p, q, k, v)
+        if variant == "flash_attn":
+            return self._flash_attn_call(p, q, k, v), {}
+        if variant == "flashinfer":
+            return self._flashinfer_call(p, q, k, v), {}
+        raise ValueError(variant)
+
+    def _flex_call(self, p: Problem, q, k, v):
+        import torch
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        except ImportError as e:
+            raise Unsupported(f"no FlexAttention in torch {torch.__version__} ({e})") from None
+        if self.flex_spent_s >= self.flex_budget_s:
+            raise Unsupported(f"FlexAttention compile budget of {self.flex_budget_s:g} s spent "
+                              f"({self.flex_compiled} problems compiled in {self.flex_spent_s:.0f} s; "
+                              "raise --flex-budget-s)")
+        if self._flex is None:
+            import torch._dynamo
+            cfg = torch._dynamo.config
+            for knob in ("cache_size_limit", "recompile_limit"):  # each mask and shape recompiles
+                if hasattr(cfg, knob):
+                    setattr(cfg, knob, 4096)
+            if hasattr(cfg, "fail_on_recompile_limit_hit"):  # never fall back to eager silently
+                cfg.fail_on_recompile_limit_hit = True
+            self._flex = torch.compile(flex_attention, dynamic=False)
+        m = p.m
+        shift = 0 if self.misalign else p.Nkv - p.Nq
+        left, right, g = m.left, m.right, m.global_
+
+        def mask_mod(b, h, qi, kj):
+            if m.kind == "causal":
+                vis = kj <= qi + shift
+            elif m.kind == "local":
+                vis = (kj >= qi + shift - left) & (kj <= qi + shift + right)
+            else:
+                vis = kj >= 0
+            if g:
+                vis = vis | (kj < g) | (qi < g)
+            return vis
+        full = m.kind == "none" and not g
+        block_mask = None if full else create_block_mask(mask_mod, None, None, p.Nq, p.Nkv, device=self.device)
+        gqa = p.Hkv != p.H
+        fn = self._flex
+        t0 = time.perf_counter()
+        try:
+            fn(q, k, v, block_mask=block_mask, enable_gqa=gqa)
+            sync(self.device)
+        except Exception as e:  # an inductor build failure: skipped with its reason
+            self.flex_spent_s += time.perf_counter() - t0
+            raise Unsupported(f"torch.compile(flex_attention) failed: {type(e).__name__}: "
+                              f"{one_line(str(e))}") from None
+        compile_s = time.perf_counter() - t0
+        self.flex_spent_s += compile_s
+        self.flex_compiled += 1
+        return (lambda: fn(q, k, v, block_mask=block_mask, enable_gqa=gqa)), {
+            "compile_ms": compile_s * 1e3, "compile_note": "first call (compile + one run), excluded from timing"}
+
+    def _flash_attn_call(self, p: Problem, q, k, v):
+        try:
+            import flash_attn
+            from flash_attn import flash_attn_func
+        except Exception as e:  # noqa: BLE001 - ImportError or a broken build
+            raise Unsupported(f"flash_attn not importable ({type(e).__name__}: {one_line(str(e))})") from None
+        if self.device != "cuda" or p.dtype not in ("fp16", "bf16"):
+            raise Unsupported(f"flash_attn {flash_attn.__version__} runs fp16/bf16 on CUDA only")
+        m = p.m
+        if m.global_:
+            raise Unsupported("flash_attn has no global-token mask")
+        # flash-attn >= 2.1 aligns causal and local windows bottom-right, like attnbench.
+        win = (m.left, m.right) if m.kind == "local" else (-1, -1)
+        qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+        causal = m.kind == "causal"
+        return lambda: flash_attn_func(qt, kt, vt, causal=causal, window_size=win).transpose(1, 2)
+
+    def _flashinfer_call(self, p: Problem, q, k, v):
+        try:
+            import flashinfer
+        except Exception as e:  # noqa: BLE001
+            raise Unsupported(f"flashinfer not importable ({type(e).__name__}: {one_line(str(e))})") from None
+        if self.device != "cuda" or p.dtype not in ("fp16", "bf16"):
+            raise Unsupported(f"flashinfer {getattr(flashinfer, '__version__', '?')} runs fp16/bf16 on CUDA only")
+        m = p.m
+        if m.global_ or (m.kind == "local" and m.right):
+            raise Unsupported("flashinfer single prefill has causal and a left window only (no global, no right window)")
+        if p.B != 1:
+            raise Unsupported("flashinfer single prefill takes B = 1 (batched prefill needs paged KV)")
+        qt, kt, vt = (t[0].transpose(0, 1).contiguous() for t in (q, k, v))  # [N, heads, d]
+        causal = m.kind in ("causal", "local")
+        left = m.left if m.kind == "local" else -1
+        return lambda: flashinfer.single_prefill_with_kv_cache(
+            qt, kt, vt, causal=causal, window_left=left).transpose(0, 1).unsqueeze(0)
+
+
+def one_line(s: str, limit: int = 300) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def sync(device: str) -> None:
+    if device == "cuda":
+        import torch
+        torch.cuda.synchronize()
+
+
+# ---- timing --------------------------------------------------------------------------------------
+
+@dataclass
+class Timing:
+    rep_ms: list[float]
+    cpu_ms: list[float]
+    iterations: int
+
+
+def time_cpu(fn: Callable[[], Any], reps: int, rep_time_s: float, first_run_s: float) -> Timing:
+    """harness/timing.cpp (CPU): a slow problem times one run per repetition (the validation
+    run was its warm-up); else a pilot run sets the iterations of a repetition to rep_time."""
+    if first_run_s > 3 * rep_time_s:
+        iters = 1
+    else:
+        t0 = time.perf_counter()
+        fn()
+        pilot = time.perf_counter() - t0
+        iters = int(min(max(round(rep_time_s / max(pilot, 1e-7)), 1), 10000))
+    rep_ms, cpu_ms = [], []
+    for _ in range(reps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(iters):
+            fn()
+        rep_ms.append((time.perf_counter() - t0) * 1e3 / iters)
+        cpu_ms.append((time.process_time() - c0) * 1e3 / iters)
+    return Timing(rep_ms, cpu_ms, iters)
+
+
+class CudaTimer:
+    """Cold timing as harness/timing.cpp: each launch after its own L2 flush, its own event pair."""
+
+    def __init__(self):
+        import torch
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (64 << 20)
+        self.flush_buf = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+
+    def sample(self, fn, n: int) -> list[float]:
+        import torch
+        evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        for a, b in evs:
+            self.flush_buf.zero_()
+            a.record()
+            fn()
+            b.record()
+        torch.cuda.synchronize()
+        return [a.elapsed_time(b) for a, b in evs]
+
+    def time(self, fn, reps: int, rep_time_s: float) -> Timing:
+        fn()
+        fn()
+        torch_sync()
+        pilot = self.sample(fn, 1)[0] / 1e3
+        iters = int(min(max(round(rep_time_s / max(pilot, 1e-6)), 3), 100))
+        rep_ms, cpu_ms = [], []
+        for _ in range(reps):
+            c0 = time.process_time()
+            s = self.sample(fn, iters)
+            rep_ms.append(sum(s) / len(s))
+            cpu_ms.append((time.process_time() - c0) * 1e3 / iters)
+        return Timing(rep_ms, cpu_ms, iters)
+
+
+def torch_sync() -> None:
+    import torch
+    torch.cuda.synchronize()
+
+
+# ---- entries -------------------------------------------------------------------------------------
+
+def base_entry(p: Problem, backend: str, variant: str, device: str, library: str) -> dict:
+    name = (f"{variant}/{backend}/{p.dtype}/B:{p.B}/H:{p.H}/Hkv:{p.Hkv}/Nq:{p.Nq}/Nkv:{p.Nkv}/d:{p.d}"
+            f"/mask:{p.mask}/on:{device}")
+    flops, bytes_min = model_flops(p), model_bytes_min(p)
+    e: dict[str, Any] = {
+        "name": name, "run_name": name, "run_type": "aggregate", "aggregate_name": "median",
+        "repetitions": 0, "iterations": 0, "real_time": 0.0, "cpu_time": 0.0, "time_unit": "ms",
+        "label": f"{variant} {backend} {p.dtype} mask:{p.mask} group:{p.group} on:{device}",
+        "variant": variant, "backend": backend, "dtype": p.dtype, "mask": p.mask, "group": p.group,
+        "status": "ok", "B": p.B, "H": p.H, "Hkv": p.Hkv, "Nq": p.Nq, "Nkv": p.Nkv, "d": p.d,
+        # A library's tiles are its own business: 0 = not attnbench's Br x Bc.
+        "Br": 0, "Bc": 0,
+        "flops": flops, "flops_executed": None, "bytes": bytes_min, "bytes_min": bytes_min,
+        "bytes_counted": None, "bytes_model": "minimal_io", "intensity": flops / bytes_min,
+        "time_ms": None, "time_ms_min": None, "time_ms_max": None, "time_cv": None,
+        "tflops": None, "gbps": None, "batch": 1,
+        "rel_err": None, "max_abs_err": None, "lse_err": None, "checked_rows": 0,
+        "tolerance": TOLERANCE.get(p.dtype, 0.0), "err_ok": None,
+        "peer": True, "peer_device": device, "library": library,
+    }
+    return e
+
+
+def not_run(e: dict, status: str, why: str) -> dict:
+    e.update(status=status, error_occurred=True, error_message=why)
+    return e
+
+
+def timed(e: dict, t: Timing, val: dict) -> dict:
+    med = statistics.median(t.rep_ms)
+    mean = statistics.fmean(t.rep_ms)
+    cv = statistics.pstdev(t.rep_ms) / mean if len(t.rep_ms) > 1 and mean > 0 else 0.0
+    e.update(val)
+    e.update(repetitions=len(t.rep_ms), iterations=t.iterations, real_time=med,
+             cpu_time=statistics.median(t.cpu_ms), time_ms=med, time_ms_min=min(t.rep_ms),
+             time_ms_max=max(t.rep_ms), time_cv=cv,
+             tflops=e["flops"] / (med * 1e-3) / 1e12 if med > 0 else None,
+             gbps=e["bytes"] / (med * 1e-3) / 1e9 if med > 0 else None)
+    return e
+
+
+def library_versions() -> dict[str, Optional[str]]:
+    out: dict[str, Optional[str]] = {}
+    for mod in ("torch", "flash_attn", "flashinfer"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - absent or broken: recorded as null
+            out[mod] = None
+    return out
+
+
+def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_cache: dict,
+            args: argparse.Namespace, library: str, timer: Optional[CudaTimer]) -> dict:
+    e = base_entry(p, backend, variant, peers.device, library)
+    if isinstance(inputs, Unsupported):
+        return not_run(e, "skipped", str(inputs))
+    q, k, v = inputs
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fn, extra = peers.prepare(variant, p, q, k, v)
+            e.update(extra)
+            t0 = time.perf_counter()
+            o = fn()
+            sync(peers.device)
+            first_s = time.perf_counter() - t0
+        except Unsupported as u:
+            return not_run(e, "skipped", str(u))
+        except RuntimeError as x:
+            msg = one_line(str(x))
+            why = "; ".join(dict.fromkeys(one_line(str(w.message), 160) for w in caught))
+            if "No viable backend" in msg or "No available kernel" in msg:
+                return not_run(e, "skipped", f"torch on {peers.device}: {msg}" + (f" ({why})" if why else ""))
+            return not_run(e, "failed", f"{type(x).__name__}: {msg}")
+    if tuple(o.shape) != (p.B, p.H, p.Nq, p.d):
+        return not_run(e, "failed", f"output shape {tuple(o.shape)}, expected {(p.B, p.H, p.Nq, p.d)}")
+    if p.key not in ref_cache:
+        rows = sample_rows(p, validation_rows(p))
+        ref_cache.clear()
+        ref_cache[p.key] = (rows, reference_rows(p, q, k, v, rows))
+    rows, ref = ref_cache[p.key]
+    val = compare(p, o, rows, ref)
+    del o
+    try:
+        t = timer.time(fn, args.reps, args.rep_time) if timer else time_cpu(fn, args.reps, args.rep_time, first_s)
+    except RuntimeError as x:
+        return not_run(e, "failed", f"while timing: {type(x).__name__}: {one_line(str(x))}")
+    return timed(e, t, val)
+
+
+def git(*a: str) -> str:
+    try:
+        return subprocess.run(["git", *a], capture_output=True, text=True, check=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions: dict, threads: int,
+               timer: Optional[CudaTimer]) -> dict:
+    import torch
+    dev_name = torch.cuda.get_device_name(0) if device == "cuda" else sweep_ctx.get("device") or platform.processor()
+    return {
+        "backend": device, "device": str(dev_name), "peers": True,
+        "libraries": versions, "problems_from": args.problems,
+        "sweep_git_commit": sweep_ctx.get("git_commit"), "preset": sweep_ctx.get("preset"),
+        "git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "date": datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds"),
+        "host": socket.gethostname(), "host_name": socket.gethostname(),
+        "command_line": " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
+        "threads": threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "timing": {"aggregate": "median", "repetitions": args.reps, "rep_time_s": args.rep_time,
+                   "clock": "cuda_events" if timer else "perf_counter (steady)",
+                   "l2_flush": f"before every launch ({timer.flush_buf.numel() * 4} B written)" if timer else "none"},
+        "bytes_model": "minimal_io: Q, K, V read once, O written once (kernels/models model_bytes_min)",
+        "flops_model": "4 d per visible (query, key) pair x B x H (model_flops_softmax)",
+    }
+
+
+def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problems", required=True, metavar="RESULTS",
+                    help="attnbench JSON or .log.jsonl whose problems the peers run")
+    ap.add_argument("--out", required=True, metavar="FILE", help="peers' results JSON (attnbench's schema)")
+    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                    help="auto: the sweep's backend (default)")
+    ap.add_argument("--variants", default="",
+                    help="comma-separated subset of " + ",".join(v for _, v in VARIANTS) + " (default all)")
+    ap.add_argument("--reps", type=int, default=None, help="repetitions (default as attnbench: cpu 3, cuda 5)")
+    ap.add_argument("--rep-time", type=float, default=None,
+                    help="target seconds of one repetition (default as attnbench: cpu 0.03, cuda 0.02)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="CPU threads (default: the sweep's context.device_info.threads, else all)")
+    ap.add_argument("--flex-budget-s", type=float, default=None,
+                    help="seconds of FlexAttention compiles; later problems are skipped saying so "
+                         "(default cpu 240, cuda 120)")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="overall seconds; problems left when it is spent are skipped saying so (0: none)")
+    ap.add_argument("--misalign-masks", action="store_true", help=argparse.SUPPRESS)  # negative control
+    args = ap.parse_args(argv)
+    wanted = [v for v in args.variants.split(",") if v]
+    known = [v for _, v in VARIANTS]
+    for v in wanted:
+        if v not in known:
+            ap.error(f"unknown variant '{v}' (expected one of {', '.join(known)})")
+    args.wanted = wanted or known
+    for k in ("reps", "threads"):
+        if getattr(args, k) is not None and getattr(args, k) < 1:
+            ap.error(f"--{k} must be at least 1, got {getattr(args, k)}")
+    for k in ("rep_time", "flex_budget_s"):
+        if getattr(args, k) is not None and not getattr(args, k) > 0:
+            ap.error(f"--{k.replace('_', '-')} must be positive, got {getattr(args, k)}")
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    try:
+        sweep_ctx, problems = problems_of(args.problems)
+    except InputFault as f:
+        print(f"{PROG}: error: {f}", file=sys.stderr)
+        return 2
+    device = args.device
+    if device == "auto":
+        device = "cuda" if sweep_ctx.get("backend") == "cuda" else "cpu"
+    if device == "cpu":
+        # Spinning OpenMP threads of PyTorch's runtime and of inductor's kernels (two libgomps)
+        # took turns on 2 cores: a 0.1 ms FlexAttention call took 16 ms, SDPA at N=256 8 ms
+        # instead of 2 ms. Passive waiting (read when the runtime loads: before importing torch).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+    cuda_missing = device == "cuda" and not torch.cuda.is_available()
+    args.reps = args.reps or (5 if device == "cuda" else 3)
+    args.rep_time = args.rep_time or (0.02 if device == "cuda" else 0.03)
+    flex_budget = args.flex_budget_s or (120.0 if device == "cuda" else 240.0)
+    info = sweep_ctx.get("device_info") if isinstance(sweep_ctx.get("device_info"), dict) else {}
+    threads = args.threads or int(info.get("threads") or os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    versions = library_versions()
+    library = {"torch": f"torch {versions['torch']}", "flash_attn": f"flash_attn {versions['flash_attn']}",
+               "flashinfer": f"flashinfer {versions['flashinfer']}"}
+    timer = CudaTimer() if device == "cuda" and not cuda_missing else None
+    peers = Peers(device, args.misalign_masks, flex_budget)
+    entries = []
+    t_start = time.perf_counter()
+    ref_cache: dict = {}
+    # FlexAttention last: its compiled CPU kernels leave OpenMP threads spinning, which slowed
+    # the SDPA runs after them here by 20x (0.33 ms -> 7.5 ms on a 32x128 problem).
+    phases = [[bv for bv in VARIANTS if bv[1] != "torch_flex"], [bv for bv in VARIANTS if bv[1] == "torch_flex"]]
+    for phase in phases:
+        phase = [bv for bv in phase if bv[1] in args.wanted]
+        for n, p in enumerate(problems if phase else []):
+            over = args.budget_s and time.perf_counter() - t_start > args.budget_s
+            if cuda_missing:
+                inputs: Any = Unsupported("torch sees no CUDA device (torch.cuda.is_available() is false)")
+            elif over:
+                inputs = Unsupported(f"peers' time budget of {args.budget_s:g} s spent before this problem")
+            else:
+                try:
+                    inputs = make_inputs(p, device)
+                except Unsupported as u:
+                    inputs = u
+            for backend, variant in phase:
+                e = run_one(peers, backend, variant, p, inputs, ref_cache, args, library[backend], timer)
+                entries.append(e)
+                shown = (f"{e['time_ms']:.4g} ms {e['tflops']:.3g} TFLOP/s err {e['rel_err']:.1e}"
+                         f"{'' if e['err_ok'] else ' ABOVE TOLERANCE'}"
+                         if e["status"] == "ok" and e["rel_err"] is not None
+                         else f"{e['status']}: {e.get('error_message', 'NaN/inf in O')}")
+                print(f"{PROG}: [{n + 1}/{len(problems)}] {e['name']} {shown}", file=sys.stderr)
+            inputs = None
+            if device == "cuda" and not cuda_missing:
+                torch.cuda.empty_cache()
+    doc = {"context": context_of(sweep_ctx, device, args, versions, threads, timer), "benchmarks": entries}
+    tmp = args.out + ".tmp"
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, allow_nan=False)
+        f.write("\n")
+    os.replace(tmp, args.out)
+    counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("ok", "skipped", "failed")}
+    bad = sum(1 for e in entries if e["status"] == "ok" and not e["err_ok"])
+    print(f"{PROG}: {len(problems)} problems, {counts['ok']} ok ({bad} above tolerance), {counts['skipped']} skipped, "
+          f"{counts['failed']} failed in {time.perf_counter() - t_start:.0f} s -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
