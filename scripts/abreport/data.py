@@ -47,16 +47,30 @@ class Entry:
     dram_bytes_measured: Optional[float] = None
     l2_bytes_measured: Optional[float] = None
     kernel_time_ncu: Optional[float] = None
+    # A library peer (scripts/peers.py): backend torch, flash_attn, ...; peer_device is the
+    # attnbench backend it ran beside (cpu or cuda); Br = Bc = 0 (its tiles are its own).
+    peer_device: Optional[str] = None
+    library: str = ""
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
     @property
+    def peer(self) -> bool:
+        return self.peer_device is not None
+
+    @property
+    def platform(self) -> str:
+        """Where it ran: the attnbench backend, or the one a peer ran beside."""
+        return self.peer_device or self.backend
+
+    @property
     def problem_key(self) -> tuple:
         """The problem without variant and tiles: entries of different variants that
-        share it solve the same problem (speedup pairs)."""
-        return (self.backend, self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask)
+        share it solve the same problem (speedup pairs); a peer pairs with the attnbench
+        rows of the backend it ran beside."""
+        return (self.platform, self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask)
 
     @property
     def config_key(self) -> tuple:
@@ -185,6 +199,11 @@ class Dataset:
             if not (r.ceilings.measured.empty and r.ceilings.theoretical.empty):
                 return r.ceilings
         return Ceilings()
+
+    @property
+    def peers(self) -> set[str]:
+        """Names of the library peers that ran (scripts/peers.py)."""
+        return {e.variant for e in self.ok_entries if e.peer}
 
     def tagged(self, tag: str) -> set[str]:
         """Names of the variant rows carrying `tag` in any run."""

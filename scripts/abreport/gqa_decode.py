@@ -2,10 +2,17 @@
 
 GQA: time and modeled bytes against the number of KV heads Hkv at fixed H (one row per
 problem shape): fewer KV heads mean fewer K/V bytes, which only pays off while the
-kernel is memory-bound. Decode (Nq <= 16): achieved GB/s against Nkv with the copy
-bandwidth as ceiling; decode is memory-bound, so the gap to that line is the headroom.
+kernel is memory-bound. Each attnbench variant is drawn at ONE tile shape Br x Bc, the one
+the gqa group ran it at (else the one covering the most Hkv values): its byte model depends
+on the tiles, and taking the fastest tile per point (a tile sweep's 128x128 at Hkv = 8 beside
+64x64 elsewhere) made the bytes drop for a reason that is not Hkv. Library peers have no
+attnbench tiles and are drawn dotted with hollow markers. Decode (Nq <= 16): achieved GB/s
+against Nkv with the copy bandwidth as ceiling; decode is memory-bound, so the gap to that
+line is the headroom.
 """
 from __future__ import annotations
+
+from collections import Counter
 
 from matplotlib.lines import Line2D
 
@@ -34,6 +41,24 @@ def _gqa_shapes(entries: list[Entry], dtype: str) -> dict[tuple, list[Entry]]:
     return {k: keep[k] for k in order[:MAX_GQA_ROWS]}
 
 
+def gqa_tiles(es: list[Entry]) -> dict[str, tuple[int, int]]:
+    """Per attnbench variant of one GQA row: the one tile shape drawn. The gqa group's tile
+    when it ran one (the most frequent when several); else the tile covering the most Hkv
+    values. Ties: the smaller tile."""
+    out: dict[str, tuple[int, int]] = {}
+    for v in sorted({e.variant for e in es if not e.peer}):
+        mine = [e for e in es if e.variant == v]
+        pool = [e for e in mine if e.group == "gqa"] or mine
+        count = Counter((e.Br, e.Bc) for e in pool)
+        cover = {t: len({e.Hkv for e in mine if (e.Br, e.Bc) == t}) for t in count}
+        out[v] = max(count, key=lambda t: (cover[t] if pool is mine else 0, count[t], -t[0] * t[1], -t[0]))
+    return out
+
+
+def tile_text(t: tuple[int, int]) -> str:
+    return f"{t[0]}×{t[1]}"
+
+
 def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
     shapes = _gqa_shapes(ds.entries, dtype)
     if not shapes:
@@ -43,23 +68,32 @@ def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
     axes = fig.subplots(len(shapes), 2, squeeze=False)
     handles: dict[str, Line2D] = {}
     counts: dict[str, int] = {}
+    tiles_drawn: dict[str, set[str]] = {}
+    bytes_drawn: dict[str, list[float]] = {}
     any_measured = False
     for row, ((run, B, H, Nq, Nkv, d, mask), es) in enumerate(shapes.items()):
+        tile = gqa_tiles(es)
+        es = [e for e in es if e.peer or (e.Br, e.Bc) == tile[e.variant]]
         best = best_by(es, key=lambda e: (e.variant, e.Hkv))
         hkvs = sorted({e.Hkv for e in best.values()})
         ax_t, ax_b = axes[row]
         for v in sorted({e.variant for e in best.values()}):
             s = sorted((e for e in best.values() if e.variant == v), key=lambda e: e.Hkv)
-            h, = ax_t.plot([e.Hkv for e in s], [e.time_ms for e in s], marker="o", markersize=4,
-                           color=colors[v], label=v)
-            ax_b.plot([e.Hkv for e in s], [e.bytes / 1e6 for e in s], marker="o", markersize=4, color=colors[v])
+            peer = s[0].peer
+            label = v if peer else f"{v} ({tile_text(tile[v])})"
+            line = style.peer_line() if peer else {"marker": "o", "markersize": 4}
+            h, = ax_t.plot([e.Hkv for e in s], [e.time_ms for e in s], color=colors[v], label=label, **line)
+            ax_b.plot([e.Hkv for e in s], [e.bytes / 1e6 for e in s], color=colors[v], **line)
             meas = [e for e in s if e.dram_bytes_measured]
             if meas:
                 any_measured = True
                 ax_b.plot([e.Hkv for e in meas], [e.dram_bytes_measured / 1e6 for e in meas], marker="x",
                           markersize=5, linestyle=":", color=colors[v])
-            handles.setdefault(v, h)
+            handles.setdefault(label, h)
             counts[v] = counts.get(v, 0) + len(s)
+            if not peer:
+                tiles_drawn.setdefault(v, set()).add(tile_text(tile[v]))
+            bytes_drawn.setdefault(v, []).extend(e.bytes for e in s)
         shape = f"B{B} H{H} Nq{Nq} Nkv{Nkv} d{d} {mask}"
         for ax, what in ((ax_t, "time (ms)"), (ax_b, "global-memory traffic (MB)")):
             ax.set_xscale("log", base=2)
@@ -70,15 +104,19 @@ def build_gqa_dtype(ds: Dataset, dtype: str) -> Chart | None:
             ax.set_ylabel(what)
         ax_t.set_title(f"time — {shape}", fontsize=9)
         ax_b.set_title(f"bytes — {shape}", fontsize=9)
-    sections = [("variant", [handles[k] for k in sorted(handles)])]
+    sections = [("variant (Br×Bc: one tile per line)", [handles[k] for k in sorted(handles)])]
     if any_measured:
         sections.append(("bytes", [
             Line2D([], [], color="#555555", marker="o", markersize=4, label="modeled bytes"),
             Line2D([], [], color="#555555", marker="x", linestyle=":", label="measured DRAM bytes")]))
+    if ds.peers:
+        sections.append(("library peers", [Line2D([], [], color="#555555", label="minimal-IO bytes",
+                                                  **style.peer_line())]))
     style.section_legend(style.top_right(fig), sections)
-    fig.suptitle(f"GQA: time and bytes vs KV heads — {ds.title_suffix(dtype)}")
+    fig.suptitle(f"GQA: time and bytes vs KV heads, one tile shape per variant — {ds.title_suffix(dtype)}")
     return Chart(stem=f"gqa_{dtype}", title=f"GQA: time and bytes vs Hkv ({dtype})", fig=fig,
-                 summary={"dtype": dtype, "points": counts, "rows": len(shapes), "measured": any_measured})
+                 summary={"dtype": dtype, "points": counts, "rows": len(shapes), "measured": any_measured,
+                          "tiles": {v: sorted(t) for v, t in tiles_drawn.items()}, "bytes": bytes_drawn})
 
 
 SHAPE_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"),
@@ -124,8 +162,8 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
         for k in sorted({(e.variant, _decode_shape(e), e.run) for e in pts}):
             s = sorted((e for e in pts if (e.variant, _decode_shape(e), e.run) == k), key=lambda e: e.Nkv)
             ls, mk = line_style(s[0])
-            ax.plot([e.Nkv for e in s], [e.gbps for e in s], marker=mk, markersize=4, color=colors[k[0]],
-                    linestyle=ls, label=" ".join(k))
+            line = style.peer_line() if s[0].peer else {"marker": mk, "markersize": 4, "linestyle": ls}
+            ax.plot([e.Nkv for e in s], [e.gbps for e in s], color=colors[k[0]], label=" ".join(k), **line)
             counts[k[0]] = counts.get(k[0], 0) + len(s)
         ceiling_handles = []
         for cs, kind, ls in ((ceil.measured, "measured", "-"), (ceil.theoretical, "theoretical", "--")):
@@ -144,6 +182,9 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
     else:
         axes[0].set_ylim(0, max(gb + ceil_vals) * 1.15)
     variant_handles = [Line2D([], [], color=colors[v], linewidth=2.5, label=v) for v in sorted(counts)]
+    if any(e.peer for e in pts_all):
+        variant_handles.append(Line2D([], [], color="#555555", label="library peer (minimal-IO bytes)",
+                                      **style.peer_line()))
     sections = [("variant", variant_handles)]
     if multi_shape:
         sections.append(("problem", [Line2D([], [], color="#555555", linestyle=shape_style[sh][0],

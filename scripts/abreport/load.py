@@ -16,7 +16,9 @@ from .variants import VariantRow, parse_variants
 
 STATUSES = ("ok", "skipped", "failed")
 STR_FIELDS = ("name", "variant", "backend", "dtype", "mask", "status")
-INT_FIELDS = ("B", "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc")
+INT_FIELDS = ("B", "H", "Hkv", "Nq", "Nkv", "d")
+TILE_FIELDS = ("Br", "Bc")  # positive, or 0 for a library peer (its tiles are its own)
+PEER_DEVICES = ("cpu", "cuda")
 # Needed by every chart for an entry that ran.
 OK_POSITIVE_FIELDS = ("time_ms", "flops", "bytes")
 OK_NONNEG_FIELDS = ("tflops", "gbps", "intensity")
@@ -32,6 +34,24 @@ def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
     if s["status"] not in STATUSES:
         raise c.fail("status", f'expected one of ok, skipped, failed, got "{s["status"]}"')
     ints = {k: c.integer(k) for k in INT_FIELDS}
+    peer = obj.get("peer", False)
+    if not isinstance(peer, bool):
+        raise c.fail("peer", f"expected true or false, got {_describe(peer)}")
+    if peer:
+        dev = c.string("peer_device")
+        if dev not in PEER_DEVICES or s["backend"] in PEER_DEVICES:
+            raise c.fail("peer_device" if dev not in PEER_DEVICES else "backend",
+                         f'a peer needs peer_device "cpu" or "cuda" and a library backend, got '
+                         f'peer_device {_describe(dev)}, backend {_describe(s["backend"])}')
+        for k in TILE_FIELDS:
+            v = c.number(k, nonneg=True)
+            if v != int(v):
+                raise c.fail(k, f"expected a non-negative integer, got {v}")
+            ints[k] = int(v)
+        kw_peer: dict[str, Any] = {"peer_device": dev, "library": c.string("library", required=False) or ""}
+    else:
+        ints.update({k: c.integer(k) for k in TILE_FIELDS})
+        kw_peer = {}
     group = c.string("group", required=False) or ""
     msg: Any = obj.get("error_message")
     kw: dict[str, Any] = {}
@@ -52,7 +72,7 @@ def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
     kw["rel_err"] = c.number("rel_err", required=False, nonneg=True, nullable=True)
     kw["err_ok"] = c.boolean("err_ok")
     return Entry(run=run, group=group, error_message=msg if isinstance(msg, str) else "",
-                 **s, **ints, **kw)
+                 **s, **ints, **kw, **kw_peer)
 
 
 def _ceiling_set(file: str, where: str, obj: Any) -> CeilingSet:

@@ -68,8 +68,62 @@ def md_escape(s: str) -> str:
     return s.replace("|", "\\|")
 
 
+def shape_text(e: Entry) -> str:
+    return f"B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} Nkv{e.Nkv} d{e.d} {e.mask}"
+
+
 def config_text(e: Entry) -> str:
-    return f"B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} Nkv{e.Nkv} d{e.d} {e.mask} Br{e.Br} Bc{e.Bc}"
+    if e.peer:
+        return f"{shape_text(e)} on {e.peer_device}"
+    return f"{shape_text(e)} Br{e.Br} Bc{e.Bc}"
+
+
+def _fastest(es: list[Entry]) -> Optional[Entry]:
+    """The fastest entry whose output passed its check (one over tolerance never wins)."""
+    good = [e for e in es if e.err_ok is not False]
+    return min(good, key=lambda e: e.time_ms) if good else None
+
+
+def versus_rows(ds: Dataset) -> list[tuple[Entry, Entry, float]]:
+    """Per problem (dtype, shape, mask) with both: the fastest attnbench entry (any variant,
+    any tile), the fastest library peer, and attnbench time / library time, in one run."""
+    groups: dict[tuple, list[Entry]] = {}
+    for e in ds.ok_entries:
+        groups.setdefault((e.run,) + e.problem_key, []).append(e)
+    rows = []
+    for k in sorted(groups, key=lambda k: (dtype_order(k[2]), k[1]) + k[3:]):
+        ours = _fastest([e for e in groups[k] if not e.peer])
+        lib = _fastest([e for e in groups[k] if e.peer])
+        if ours and lib:
+            rows.append((ours, lib, ours.time_ms / lib.time_ms))
+    return rows
+
+
+def _versus_table(ds: Dataset) -> list[str]:
+    if not ds.peers:
+        return ["No library peers in this run (scripts/peers.py writes them; scripts/run_main.sh runs it "
+                "when PyTorch is importable)."]
+    libs = sorted({(e.variant, e.library) for e in ds.entries if e.peer and e.library})
+    lines = ["Per problem: the fastest attnbench variant (over its tiles) and the fastest library peer "
+             "(scripts/peers.py: same problems, same timing method, same FLOP model and fp64 check; an "
+             "entry over its error tolerance never counts as fastest). Ratio = attnbench time / library "
+             "time, so above 1 the library is faster. Libraries: "
+             + (", ".join(f"{v} ({lib})" for v, lib in libs) or "—") + ".", "",
+             "| dtype | problem | on | best attnbench | time (ms) | best library | time (ms) "
+             "| attnbench / library |", "|---|---|---|---|---:|---|---:|---:|"]
+    rows = versus_rows(ds)
+    for ours, lib, r in rows:
+        lines.append(f"| {ours.dtype} | {md_escape(shape_text(ours))} | {ours.platform} | {ours.variant} "
+                     f"(Br{ours.Br} Bc{ours.Bc}) | {fmt(ours.time_ms)} | {lib.variant} | {fmt(lib.time_ms)} "
+                     f"| {r:.2f}× |")
+    if not rows:
+        lines.append("| — | no problem has both an attnbench entry and a library peer that passed | | | | | | |")
+    else:
+        ratios = sorted(r for _, _, r in rows)
+        faster = sum(1 for r in ratios if r > 1)
+        lines += ["", f"Over {len(rows)} problems: median ratio {ratios[len(ratios) // 2]:.2f}× "
+                      f"(range {ratios[0]:.2f}–{ratios[-1]:.2f}×); the library is faster on {faster}."]
+    return lines
 
 
 def error_text(e: Entry) -> str:
@@ -255,6 +309,7 @@ def render(ds: Dataset, built: Built, out_dir: str) -> str:
     lines += table if verdicts else ["No configuration ran."]
     if verdicts:
         lines += ["", "### Where each variant stands", ""] + verdicts
+    lines += ["", "## Versus libraries", ""] + _versus_table(ds)
     lines += _accuracy(ds)
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]

@@ -1,7 +1,8 @@
 """Roofline chart: achieved TFLOP/s against arithmetic intensity, one chart per dtype.
 
 Log-log. Measured ceilings (copy bandwidth, GEMM peak of the dtype) solid, theoretical
-dashed; the ridge point (peak / bandwidth) marked. Points left of the ridge are
+dashed; the ridge point (peak / bandwidth) marked. Library peers (scripts/peers.py) are
+hollow markers, placed by their minimal-IO bytes (they publish no byte model of their own). Points left of the ridge are
 memory-bound, right of it compute-bound; the gap to the roof is what is left.
 """
 from __future__ import annotations
@@ -93,6 +94,11 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
                 part = [e for e in sel if (e.measured_intensity is not None) == measured]
                 if not part:
                     continue
+                if part[0].peer:  # hollow: a library peer, placed by its minimal-IO bytes
+                    ax.scatter([e.roof_intensity for e in part], [e.tflops for e in part],
+                               facecolors="none", edgecolors=colors[v], marker=mk, s=44, linewidths=1.4,
+                               zorder=3)
+                    continue
                 ax.scatter([e.roof_intensity for e in part], [e.tflops for e in part],
                            color=colors[v], marker=mk, s=36, alpha=0.85, zorder=3,
                            edgecolors="black" if measured else "white",
@@ -132,8 +138,11 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
     ax.set_ylabel("achieved TFLOP/s")
     ax.set_title(f"Roofline — {ds.title_suffix(dtype)}")
 
+    peers = {e.variant for e in entries if e.peer}
     var_handles = [Line2D([], [], marker="o", linestyle="none", color=colors[v], label=v)
-                   for v in points]
+                   for v in points if v not in peers]
+    peer_handles = [Line2D([], [], marker="o", linestyle="none", markerfacecolor="none",
+                           markeredgecolor=colors[v], markeredgewidth=1.4, label=v) for v in points if v in peers]
     mk_handles = [Line2D([], [], marker=mk, linestyle="none", color="#555555",
                          label=f"d={mval}" if mkey == "d" else str(mval))
                   for mval, mk in markers.items() if any(getattr(e, mkey) == mval for e in entries)]
@@ -142,6 +151,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
                                  markeredgecolor="black", label="measured DRAM bytes"))
     mk_handles += mk_handles_extra
     style.section_legend(ax, [("variant", var_handles),
+                              ("library peers (hollow; minimal-IO bytes)", peer_handles),
                               ("head dim" if mkey == "d" else "mask", mk_handles),
                               ("ceilings", ceiling_handles)])
     if not ceiling_handles:
@@ -150,7 +160,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
 
     summary = {"dtype": dtype, "points": points, "ceilings": drawn,
                "ridges": {k: r for k, r, _ in ridges}, "measured_points": n_measured,
-               "marker_by": mkey, "above_tolerance": len(bad)}
+               "marker_by": mkey, "above_tolerance": len(bad), "peers": sorted(peers)}
     return Chart(stem=f"roofline_{dtype}", title=f"Roofline ({dtype})", fig=fig, summary=summary)
 
 

@@ -1,7 +1,8 @@
 """Speedup of each variant over a baseline, and TFLOP/s, against sequence length.
 
 One panel per head dim (rows) x mask (columns), one figure per dtype. Ratios pair
-entries of the same run and the same problem (tiles collapse to the fastest).
+entries of the same run and the same problem (tiles collapse to the fastest); library
+peers (dotted, hollow markers) pair with the rows of the backend they ran beside.
 """
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
     base_time = {(e.run, e.problem_key): e.time_ms for e in pts if e.variant == bases[e.run]}
     ratios: dict[str, list[tuple[int, int, str, float]]] = {}
     series_run: dict[str, str] = {}
+    peer_series = {_series_key(e, multi_shape, multi_run) for e in pts if e.peer}
     for e in pts:
         if e.variant == bases[e.run]:
             continue
@@ -120,8 +122,8 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
             s = sorted((e for e in sel if _series_key(e, multi_shape, multi_run) == key), key=lambda e: e.Nq)
             v = s[0].variant
             ls, mk = rstyle[s[0].run] if multi_run else ("--" if v == bases[s[0].run] else "-", "o")
-            h, = ax.plot([e.Nq for e in s], [e.tflops for e in s], marker=mk, markersize=3.5,
-                         color=colors[v], linestyle=ls, label=key)
+            line = style.peer_line() if s[0].peer else {"marker": mk, "markersize": 3.5, "linestyle": ls}
+            h, = ax.plot([e.Nq for e in s], [e.tflops for e in s], color=colors[v], label=key, **line)
             handles.setdefault(key, h)
             counts[key] = counts.get(key, 0) + len(s)
         _decorate(ax, d, m, seqs, "TFLOP/s", sel)
@@ -153,8 +155,8 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
             any_pts = True
             v = key.split(" ")[0]
             ls, mk = rstyle[series_run[key]] if multi_run else ("-", "o")
-            h, = ax.plot([n for n, _ in s], [r for _, r in s], marker=mk, markersize=3.5,
-                         color=colors[v], linestyle=ls, label=key)
+            line = style.peer_line() if key in peer_series else {"marker": mk, "markersize": 3.5, "linestyle": ls}
+            h, = ax.plot([n for n, _ in s], [r for _, r in s], color=colors[v], label=key, **line)
             handles.setdefault(key, h)
             counts[key] = counts.get(key, 0) + len(s)
         _decorate(ax, d, m, seqs, f"speedup over {base_names} (×)", [None] if any_pts else [])

@@ -23,6 +23,16 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
            "#8C564B", "#000000", "#BCBD22", "#17BECF")
 GREYS = ("#7F7F7F", "#4D4D4D", "#A6A6A6", "#262626", "#BFBFBF")
+# Library peers (scripts/peers.py) take their own colours, so attnbench's keep theirs, and
+# their own marks: hollow markers, dotted lines.
+PEER_PALETTE = ("#8B0000", "#6A3D9A", "#B15928", "#FF1493", "#006400", "#4B0082", "#808000", "#DC143C")
+PEER_MARKER = "D"
+
+
+def peer_line() -> dict:
+    """Line and marker style of a library peer's series."""
+    return {"linestyle": ":", "marker": PEER_MARKER, "markersize": 4.5, "markerfacecolor": "none",
+            "linewidth": 1.4}
 
 plt.rcParams.update({
     "figure.dpi": 110,
@@ -39,12 +49,17 @@ plt.rcParams.update({
 })
 
 
-def variant_colors(variants: Iterable[str], grey: Collection[str] = ()) -> dict[str, str]:
-    """Stable colours by sorted name: names in `grey` take the greys, the others the palette."""
+def variant_colors(variants: Iterable[str], grey: Collection[str] = (),
+                   peers: Collection[str] = ()) -> dict[str, str]:
+    """Stable colours by sorted name: names in `grey` take the greys, `peers` the peer
+    palette, the others the palette."""
     out: dict[str, str] = {}
-    i = g = 0
+    i = g = k = 0
     for v in sorted(set(variants)):
-        if v in grey:
+        if v in peers:
+            out[v] = PEER_PALETTE[k % len(PEER_PALETTE)]
+            k += 1
+        elif v in grey:
             out[v] = GREYS[g % len(GREYS)]
             g += 1
         else:
@@ -55,8 +70,8 @@ def variant_colors(variants: Iterable[str], grey: Collection[str] = ()) -> dict[
 
 def colors_for(ds: "Dataset") -> dict[str, str]:
     """Colours of the variants that ran in ds, the same in every chart of a report; the
-    rows tagged unfused in the runs' context.variants are grey."""
-    return variant_colors((e.variant for e in ds.ok_entries), grey=ds.tagged(UNFUSED))
+    rows tagged unfused in the runs' context.variants are grey, library peers their own."""
+    return variant_colors((e.variant for e in ds.ok_entries), grey=ds.tagged(UNFUSED), peers=ds.peers)
 
 
 def markers_for(values: Iterable) -> dict:
