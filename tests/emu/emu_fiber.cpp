@@ -202,6 +202,7 @@ struct runtime_section {
 char g_hb_cta_start, g_hb_cta_end;  // host -> CTA, CTA -> host
 char g_hb_bar[2];                   // __syncthreads, by barrier parity
 char g_hb_warp[32][2];              // __syncwarp, by warp and collective parity
+char g_hb_named[16][2];             // named barriers, by id and generation parity
 }  // namespace
 
 // ---- the extern __shared__ arrays of the kernels -------------------------------
@@ -278,7 +279,7 @@ constexpr std::size_t kGuardBytes = 4096;
 constexpr std::size_t kMaxDynamicSmem = 232448;  // sm_90: 227 KB opt-in
 constexpr std::size_t kDefaultDynamicSmem = 48 * 1024;
 
-enum class fstate { runnable, at_barrier, at_warp, done };
+enum class fstate { runnable, at_barrier, at_warp, at_warpgroup, at_named_barrier, at_mbarrier, done };
 
 struct fiber {
   void* sp = nullptr;
@@ -288,6 +289,9 @@ struct fiber {
   dim3 idx;
   unsigned wgen = 0;  // warp collectives this thread has passed
   unsigned bgen = 0;  // __syncthreads this thread has passed
+  unsigned wggen = 0;  // warpgroup collectives this thread has passed
+  int named_id = -1;   // the named barrier it waits at
+  const void* mbar = nullptr;  // the mbarrier it waits for
   bool parked = false;  // finished its CUDA thread; waits in fiber_main for the next one
   thread_state ts;
   void* asan_fake = nullptr;  // its ASan fake stack while switched out
@@ -308,9 +312,25 @@ struct warp_state {
   alignas(16) unsigned char slot[2][32][64];
 };
 
+// Warpgroup collectives (128 consecutive threads): as warp_state, by thread
+// of the warpgroup; the last to arrive runs the collective's completion.
+struct warpgroup_state {
+  unsigned arrived[2] = {0, 0};
+  unsigned want = 0;  // threads that exist
+  int op[2] = {0, 0};
+  alignas(16) unsigned char slot[2][128][64];
+};
+// Named barriers (bar.sync / bar.arrive id, n).
+struct named_barrier_state {
+  unsigned arrived = 0, want = 0, gen = 0;
+};
+
 struct cta_state {
   unsigned n = 0, done = 0, at_barrier = 0;
   std::vector<warp_state> warps;
+  std::vector<warpgroup_state> warpgroups;
+  named_barrier_state named[16];
+  unsigned long progress = 0, progress_at_wake = ~0ul;  // events other than a failed mbarrier try_wait
 };
 
 // Process-wide (the emulator is single-threaded: one launch at a time).
@@ -416,6 +436,9 @@ void start_fiber(fiber& f) {
   f.state = fstate::runnable;
   f.wgen = 0;
   f.bgen = 0;
+  f.wggen = 0;
+  f.named_id = -1;
+  f.mbar = nullptr;
   f.ts.groups.clear();
   f.ts.pending.clear();
   if (f.parked) {
@@ -479,6 +502,7 @@ void fiber_main(void* arg) {
       f->state = fstate::done;
       f->parked = true;
       ++g_cta.done;
+      ++g_cta.progress;
     }
     tsan_release(&g_hb_cta_end);  // this thread's writes, for the host after the CTA
     to_scheduler();               // parked outside any ignore region: its TSan fiber can be destroyed
@@ -499,6 +523,17 @@ const char* op_name(int op) {
     case op_vote: return "__ballot/any/all_sync";
     case op_ldmatrix: return "ldmatrix";
     case op_mma: return "mma.sync";
+    case op_elect: return "elect.sync";
+  }
+  return "?";
+}
+const char* wg_op_name(int op) {
+  switch (op) {
+    case wg_fence: return "wgmma.fence";
+    case wg_mma: return "wgmma.mma_async";
+    case wg_commit: return "wgmma.commit_group";
+    case wg_wait: return "wgmma.wait_group";
+    case wg_setmaxnreg: return "setmaxnreg";
   }
   return "?";
 }
@@ -506,12 +541,15 @@ const char* op_name(int op) {
 // Why nothing can run: which threads wait where.
 void report_deadlock(const dim3& b) {
   std::string why;
-  unsigned at_bar = 0, exited = 0, at_warp = 0;
+  unsigned at_bar = 0, exited = 0, at_warp = 0, at_wg = 0, at_named = 0, at_mbar = 0;
   for (unsigned t = 0; t < g_cta.n; ++t) {
     const fiber& f = *g_fibers[t];
     at_bar += f.state == fstate::at_barrier;
     exited += f.state == fstate::done;
     at_warp += f.state == fstate::at_warp;
+    at_wg += f.state == fstate::at_warpgroup;
+    at_named += f.state == fstate::at_named_barrier;
+    at_mbar += f.state == fstate::at_mbarrier;
   }
   char buf[512];
   std::snprintf(buf, sizeof buf,
@@ -519,6 +557,32 @@ void report_deadlock(const dim3& b) {
                 "collective, %u exited",
                 kernel_name(g_kernel).c_str(), b.x, b.y, b.z, g_cta.n, at_bar, at_warp, exited);
   why = buf;
+  if (at_wg || at_named || at_mbar) {
+    std::snprintf(buf, sizeof buf, ", %u at a warpgroup collective, %u at a named barrier, %u wait for an mbarrier",
+                  at_wg, at_named, at_mbar);
+    why += buf;
+  }
+  for (std::size_t w = 0; w < g_cta.warpgroups.size(); ++w) {
+    const warpgroup_state& ws = g_cta.warpgroups[w];
+    for (int par = 0; par < 2; ++par)
+      if (ws.arrived[par] != 0 && ws.arrived[par] != ws.want) {
+        std::snprintf(buf, sizeof buf, "; warpgroup %zu: %u of %u threads at %s", w, ws.arrived[par], ws.want,
+                      wg_op_name(ws.op[par]));
+        why += buf;
+      }
+  }
+  for (int id = 0; id < 16; ++id)
+    if (g_cta.named[id].arrived) {
+      std::snprintf(buf, sizeof buf, "; named barrier %d: %u of %u threads arrived (generation %u)", id,
+                    g_cta.named[id].arrived, g_cta.named[id].want, g_cta.named[id].gen);
+      why += buf;
+    }
+  if (at_mbar) why += hopper_deadlock_detail([](const void* bar) {
+    unsigned n = 0;
+    for (unsigned t = 0; t < g_cta.n; ++t)
+      n += g_fibers[t]->state == fstate::at_mbarrier && g_fibers[t]->mbar == bar;
+    return n;
+  });
   for (std::size_t w = 0; w < g_cta.warps.size(); ++w) {
     const warp_state& ws = g_cta.warps[w];
     for (int par = 0; par < 2; ++par)
@@ -543,6 +607,17 @@ bool run_cta(const dim3& b, unsigned nthreads) {
     const unsigned lanes = std::min(32u, nthreads - static_cast<unsigned>(32 * w));
     g_cta.warps[w].want = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
   }
+  g_cta.warpgroups.resize((nthreads + 127) / 128);  // slots need no reset
+  for (std::size_t w = 0; w < g_cta.warpgroups.size(); ++w) {
+    warpgroup_state& ws = g_cta.warpgroups[w];
+    ws.arrived[0] = ws.arrived[1] = 0;
+    ws.op[0] = ws.op[1] = 0;
+    ws.want = std::min(128u, nthreads - static_cast<unsigned>(128 * w));
+  }
+  for (named_barrier_state& nb : g_cta.named) nb = named_barrier_state{};
+  g_cta.progress = 0;
+  g_cta.progress_at_wake = ~0ul;
+  hopper_cta_begin(nthreads);
   blockIdx = b;
   for (unsigned t = 0; t < nthreads; ++t) {
     fiber& f = fiber_for(t);
@@ -559,6 +634,25 @@ bool run_cta(const dim3& b, unsigned nthreads) {
       resume(f);
       ran = true;
     }
+    // Queued TMA copies land at the end of the pass (they may complete mbarrier phases).
+    if (hopper_end_of_pass()) {
+      ++g_cta.progress;
+      continue;
+    }
+    if (!ran && g_cta.done < nthreads && g_cta.progress != g_cta.progress_at_wake) {
+      // Threads polling mbarriers (try_wait returned false) may do other work
+      // between polls: resume them once after every pass that changed anything.
+      bool woke = false;
+      for (unsigned t = 0; t < nthreads; ++t) {
+        fiber& f = *g_fibers[t];
+        if (f.state == fstate::at_mbarrier) {
+          f.state = fstate::runnable;
+          woke = true;
+        }
+      }
+      g_cta.progress_at_wake = g_cta.progress;
+      if (woke) continue;
+    }
     if (!ran && g_cta.done < nthreads) {
       report_deadlock(b);
       for (unsigned t = 0; t < nthreads; ++t) {  // abandoned: start_fiber gives them a fresh frame
@@ -569,11 +663,13 @@ bool run_cta(const dim3& b, unsigned nthreads) {
       }
       tsan_acquire(&g_hb_cta_end);
       g_cur = nullptr;
+      hopper_cta_end(true);
       return false;
     }
   }
   tsan_acquire(&g_hb_cta_end);  // every thread of the CTA before the host goes on
   g_cur = nullptr;
+  hopper_cta_end(false);
   return true;
 }
 
@@ -581,6 +677,119 @@ bool run_cta(const dim3& b, unsigned nthreads) {
 
 // ---- device side -------------------------------------------------------------
 thread_state& current_thread() { return g_cur->ts; }
+bool in_kernel_thread() { return g_cur != nullptr; }
+unsigned current_tid() { return g_cur->tid; }
+unsigned cta_threads() { return g_cta.n; }
+bool in_shared(const void* p, std::size_t n) {
+  const tls_block b = current_tls_block();
+  const auto* q = static_cast<const unsigned char*>(p);
+  return q >= b.data && q + n <= b.data + b.bytes;
+}
+void note_progress() { ++g_cta.progress; }
+void runtime_section_begin() { tsan_ignore(true); }
+void runtime_section_end() { tsan_ignore(false); }
+void hb_release(const void* sync) { tsan_release(const_cast<void*>(sync)); }
+void hb_acquire(const void* sync) { tsan_acquire(const_cast<void*>(sync)); }
+
+const unsigned char* warpgroup_exchange(int op, const void* mine, std::size_t bytes,
+                                        void (*complete)(void*, const unsigned char*), void* ctx) {
+  if (!g_cur) {
+    report("warpgroup collective outside a kernel");
+    static unsigned char dummy[128 * 64];
+    return dummy;
+  }
+  runtime_section rs;
+  fiber* me = g_cur;
+  warpgroup_state& w = g_cta.warpgroups[me->tid / 128];
+  if (w.want != 128) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s in warpgroup %u, which has %u threads (a warpgroup is 128)", wg_op_name(op),
+                  me->tid / 128, w.want);
+    report(buf);
+  }
+  const int par = static_cast<int>(me->wggen & 1);
+  if (w.arrived[par] == 0) {
+    w.op[par] = op;
+  } else if (w.op[par] != op) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "threads of one warpgroup at different collectives (%s and %s)",
+                  wg_op_name(w.op[par]), wg_op_name(op));
+    report(buf);
+  }
+  if (bytes) std::memcpy(w.slot[par][me->tid % 128], mine, bytes);
+  ++me->wggen;
+  ++g_cta.progress;
+  if (++w.arrived[par] == w.want) {  // complete: the last to arrive runs the completion, releases the others
+    w.arrived[par] = 0;
+    if (complete) complete(ctx, &w.slot[par][0][0]);
+    const unsigned base = me->tid & ~127u;
+    for (unsigned l = 0; l < 128 && base + l < g_cta.n; ++l) {
+      fiber& f = *g_fibers[base + l];
+      if (f.state == fstate::at_warpgroup) f.state = fstate::runnable;
+    }
+  } else {
+    me->state = fstate::at_warpgroup;
+    to_scheduler();
+  }
+  return &w.slot[par][0][0];
+}
+
+// bar.sync / bar.arrive id, n: released when n threads have arrived.
+void named_barrier(int id, int nthreads, bool wait) {
+  if (!g_cur) return report("named barrier outside a kernel");
+  runtime_section rs;
+  char buf[200];
+  if (id < 1 || id > 15) {
+    std::snprintf(buf, sizeof buf, "named barrier id %d (1..15 here; 0 is __syncthreads's)", id);
+    return report(buf);
+  }
+  if (nthreads <= 0 || nthreads % 32 != 0 || static_cast<unsigned>(nthreads) > g_cta.n) {
+    std::snprintf(buf, sizeof buf, "named barrier %d with %d threads (a multiple of 32, at most the CTA's %u)", id,
+                  nthreads, g_cta.n);
+    return report(buf);
+  }
+  named_barrier_state& nb = g_cta.named[id];
+  if (nb.arrived == 0) {
+    nb.want = static_cast<unsigned>(nthreads);
+  } else if (nb.want != static_cast<unsigned>(nthreads)) {
+    std::snprintf(buf, sizeof buf, "named barrier %d: %d threads given while others of this phase gave %u", id,
+                  nthreads, nb.want);
+    report(buf);
+  }
+  fiber* me = g_cur;
+  char* hb = &g_hb_named[id][nb.gen & 1];
+  tsan_release(hb);
+  ++g_cta.progress;
+  if (++nb.arrived >= nb.want) {
+    nb.arrived = 0;
+    ++nb.gen;
+    for (unsigned t = 0; t < g_cta.n; ++t) {
+      fiber& f = *g_fibers[t];
+      if (f.state == fstate::at_named_barrier && f.named_id == id) f.state = fstate::runnable;
+    }
+  } else if (wait) {
+    me->state = fstate::at_named_barrier;
+    me->named_id = id;
+    to_scheduler();
+    me->named_id = -1;
+  }
+  if (wait) tsan_acquire(hb);
+}
+
+void block_on_mbarrier(const void* bar) {
+  runtime_section rs;
+  fiber* me = g_cur;
+  me->state = fstate::at_mbarrier;
+  me->mbar = bar;
+  to_scheduler();
+  me->mbar = nullptr;
+}
+void wake_mbarrier(const void* bar) {
+  for (unsigned t = 0; t < g_cta.n; ++t) {
+    fiber& f = *g_fibers[t];
+    if (f.state == fstate::at_mbarrier && f.mbar == bar) f.state = fstate::runnable;
+  }
+}
 unsigned current_lane() { return g_cur->tid % 32; }
 std::size_t dynamic_smem_bytes() { return g_smem_bytes; }
 const unsigned char* dynamic_smem_begin() { return attnbench::cuda::smem_raw; }
