@@ -26,6 +26,11 @@ const device_limits& current_device_limits() {
     std::int64_t sms = l.sm_count;
     attr(cudaDevAttrMultiProcessorCount, sms);
     l.sm_count = static_cast<int>(sms);
+    std::int64_t major = l.cc_major, minor = l.cc_minor;
+    attr(cudaDevAttrComputeCapabilityMajor, major);
+    attr(cudaDevAttrComputeCapabilityMinor, minor);
+    l.cc_major = static_cast<int>(major);
+    l.cc_minor = static_cast<int>(minor);
     l.from_device = true;
     return l;
   }();

@@ -94,6 +94,11 @@ double model_bytes_cudnn_sdpa_min_io(const problem& p);
 // Q, K, V, O, lse and cuDNN's workspace (known once the graph is built).
 std::int64_t memory_bytes_cudnn_sdpa(const problem& p, std::int64_t workspace_bytes);
 
+// ---- flash3 (flash3.cpp) ------------------------------------------------------------
+// cuda (sm_90a): flash2's per-row-tile walk over flash3's plan (geometry:
+// Br = packed rows per CTA, Bc = 128; pack heads per CTA; one split).
+model_figures model_flash3_cuda(const problem& p, const problem& geometry, int pack, tile_walk walk);
+
 // ---- linear (linear.cpp) ------------------------------------------------------------
 // Linear attention (phi = elu + 1) in its recurrent form, V augmented with a
 // ones column for the normaliser: 2d(d+1) per key and KV head (state update)

@@ -1,0 +1,238 @@
+// Result check of the flash3 (sm_90a) kernels without a GPU: every shipped
+// instantiation (kernels/cuda/flash3/flash3_fwd_*.cu, compiled with g++
+// against the Hopper twins of tests/emu/include/attn_emu_hopper_ptx.hpp:
+// TMA with the tensor map's swizzle, mbarrier phases, wgmma from the shared
+// memory descriptors, named barriers, setmaxnreg) is run by the host emulator
+// with the runner's own plan and tensor maps (flash3_plan.cpp), and EVERY row
+// of O and lse is compared with the fp64 reference (kernels/reference), with
+// the fixed fp16/bf16 bound of tests/gpu/tolerance.hpp.
+//
+//   attnbench_emu_flash3 [main|CASE-NAME]   run cases; exit 1 on any failure
+//   attnbench_emu_flash3 --faults           inject each flash3_fault; exit 1 unless every one is caught
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/mask.hpp"
+#include "harness/tensors.hpp"
+#include "kernels/cuda/flash3/flash3_plan.hpp"
+#include "kernels/reference/attention_reference.hpp"
+#include "tests/emu/emu_control.hpp"
+#include "tests/gpu/tolerance.hpp"
+
+namespace attnbench {
+namespace {
+
+struct test_case {
+  const char* name;
+  std::int64_t B, H, Hkv, Nq, Nkv, d;
+  dtype type;
+  const char* mask;
+};
+
+// Small: a CTA is 384 fibers (3 warpgroups). Every instantiation (d 64/128 x
+// bf16/fp16) meets ragged tiles, causal, local+global, GQA packing (G = 4
+// with 32 queries per tile, G = 3 with 2 zeroed pad rows), Nq > Nkv (rows
+// without keys), Nq = 1, and more key tiles than ring stages (phase wrap).
+const test_case kCases[] = {
+    {"d64_bf16_none_ragged_B2", 2, 1, 1, 130, 200, 64, dtype::bf16, "none"},
+    {"d64_fp16_causal_NqgtNkv", 1, 1, 1, 150, 100, 64, dtype::fp16, "causal"},
+    {"d64_bf16_gqa3_pad_rows_local", 1, 6, 2, 50, 140, 64, dtype::bf16, "local:30,5"},
+    {"d64_fp16_ring_wrap_local_global", 1, 1, 1, 70, 700, 64, dtype::fp16, "local:300,40+global:5"},
+    {"d64_fp16_Nq1_gqa8", 1, 8, 1, 1, 300, 64, dtype::fp16, "causal"},
+    {"d128_bf16_local_global", 1, 1, 1, 129, 300, 128, dtype::bf16, "local:40,10+global:3"},
+    {"d128_fp16_gqa4_causal", 1, 4, 1, 40, 150, 128, dtype::fp16, "causal"},
+    {"d128_bf16_Nq1_Nkv1", 1, 1, 1, 1, 1, 128, dtype::bf16, "none"},
+    {"d128_fp16_ring_wrap_none", 1, 1, 1, 64, 530, 128, dtype::fp16, "none"},
+    {"d128_bf16_causal_NqgtNkv_empty_tile", 1, 2, 2, 300, 20, 128, dtype::bf16, "causal"},
+};
+
+std::uint16_t to_bits(dtype t, float x) {  // x is already representable in t
+  if (t == dtype::bf16) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return static_cast<std::uint16_t>(u >> 16);
+  }
+  const _Float16 h = static_cast<_Float16>(x);
+  std::uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+float from_bits(dtype t, std::uint16_t u) {
+  if (t == dtype::bf16) {
+    const std::uint32_t w = std::uint32_t(u) << 16;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+  }
+  _Float16 h;
+  std::memcpy(&h, &u, 2);
+  return static_cast<float>(h);
+}
+
+constexpr double kLseBound = 2e-3;
+
+struct outcome {
+  bool ok = false;
+  std::string detail;
+};
+
+outcome run_case(const test_case& c, cuda::flash3_fault fault = cuda::flash3_fault::none, bool quiet = false) {
+  problem p;
+  p.B = c.B, p.H = c.H, p.Hkv = c.Hkv, p.Nq = c.Nq, p.Nkv = c.Nkv, p.d = c.d, p.type = c.type;
+  p.mask = parse_mask(c.mask);
+  p = cuda::flash3_resolve(p);
+  validate(p);
+  const host_inputs in = make_inputs(p, 1234);
+  const cuda::flash3_config* cfg = cuda::find_flash3_config(static_cast<int>(p.d), p.type);
+  if (!cfg) return {false, "no instantiation"};
+
+  std::vector<std::uint16_t> q(in.q.size()), k(in.k.size()), v(in.v.size());
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = to_bits(p.type, in.q[i]);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = to_bits(p.type, in.k[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = to_bits(p.type, in.v[i]);
+  std::vector<std::uint16_t> o(static_cast<std::size_t>(p.rows() * p.d), 0xFFFF);  // NaN poison
+  std::vector<float> lse(p.rows(), std::numeric_limits<float>::quiet_NaN());
+
+  // The runner's parameters (flash3_runner.cpp): plan, scale, tensor maps.
+  std::string launch_error;
+  cuda::flash3_params prm = cuda::make_flash3_params(p);
+  prm.o = o.data();
+  prm.lse = lse.data();
+  prm.fault = fault;
+  emu::set_readable({{q.data(), q.size() * 2}, {k.data(), k.size() * 2}, {v.data(), v.size() * 2}});
+  emu::reset_errors();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    cuda::encode_flash3_maps(prm, q.data(), k.data(), v.data());
+    cfg->launch(prm, nullptr);
+  } catch (const std::exception& e) {
+    launch_error = e.what();
+  }
+  const long emu_errors = emu::errors() + (launch_error.empty() ? 0 : 1);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::vector<float> of(o.size());
+  for (std::size_t i = 0; i < o.size(); ++i) of[i] = from_bits(p.type, o[i]);
+  const reference_rows ref = reference_softmax(in, all_rows(p));
+  double num = 0, den = 0, worst_row_rel = 0, lse_err = 0;
+  std::int64_t nonfinite = 0, masked = 0, masked_bad = 0, worst_row = -1, first_bad = -1;
+  for (std::int64_t r = 0; r < p.rows(); ++r) {
+    const bool empty = visible_keys(p, r % p.Nq) == 0;
+    masked += empty;
+    double rn = 0, rd = 0;
+    bool row_bad = false;
+    for (std::int64_t e = 0; e < p.d; ++e) {
+      const double got = of[r * p.d + e], want = ref.o[r * p.d + e];
+      if (!std::isfinite(got)) {
+        ++nonfinite;
+        row_bad = true;
+        continue;
+      }
+      if (empty && got != 0.0) row_bad = true, ++masked_bad;
+      rn += (got - want) * (got - want);
+      rd += want * want;
+    }
+    num += rn, den += rd;
+    const double rel = rd > 0 ? std::sqrt(rn / rd) : std::sqrt(rn);
+    if (!(rel <= worst_row_rel)) worst_row_rel = rel, worst_row = r;
+    if (empty) {
+      if (!(std::isinf(lse[r]) && lse[r] < 0)) ++masked_bad, row_bad = true;
+    } else if (!std::isfinite(lse[r])) {
+      ++nonfinite, row_bad = true;
+    } else {
+      lse_err = std::max(lse_err, std::fabs(lse[r] - ref.lse[r]));
+    }
+    if (row_bad && first_bad < 0) first_bad = r;
+  }
+  const double rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  const double b = testing::fixed_bound(p.type);
+  const bool ok = emu_errors == 0 && nonfinite == 0 && masked_bad == 0 && std::isfinite(rel_l2) && rel_l2 <= b &&
+                  worst_row_rel <= 4 * b && lse_err <= kLseBound;
+  char buf[640];
+  std::snprintf(buf, sizeof buf,
+                "%-4s %-38s %s pack=%d rows/tile=%lld | rel_l2 %.3g (<= %.3g) worst row %lld: %.3g | max|dlse| %.3g "
+                "| nonfinite %lld, masked rows %lld (bad %lld), first bad row %lld, emu errors %ld | %.1f s",
+                ok ? "OK" : "FAIL", c.name, cfg->name, prm.pack, static_cast<long long>(prm.p.Br), rel_l2, b,
+                static_cast<long long>(worst_row), worst_row_rel, lse_err, static_cast<long long>(nonfinite),
+                static_cast<long long>(masked), static_cast<long long>(masked_bad), static_cast<long long>(first_bad),
+                emu_errors, secs);
+  if (!quiet) {
+    std::printf("%s\n", buf);
+    if (!launch_error.empty()) std::printf("     launch failed: %s\n", launch_error.c_str());
+    std::fflush(stdout);
+  }
+  return {ok, buf};
+}
+
+const test_case* find_case(const std::string& name) {
+  for (const test_case& c : kCases)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+// Each injected fault must make its case fail; the same cases pass without it.
+int run_faults() {
+  struct probe {
+    cuda::flash3_fault f;
+    const char* label;
+    const char* case_name;
+  };
+  const probe probes[] = {
+      {cuda::flash3_fault::wrong_swizzle, "wrong_swizzle", "d64_bf16_none_ragged_B2"},
+      {cuda::flash3_fault::missing_expect_tx, "missing_expect_tx", "d128_fp16_ring_wrap_none"},
+      {cuda::flash3_fault::wrong_phase, "wrong_phase", "d64_fp16_ring_wrap_local_global"},
+      {cuda::flash3_fault::missing_wait_group, "missing_wait_group", "d128_fp16_ring_wrap_none"},
+      // The only generic-proxy writes wgmma reads are Q's pad rows (G = 3).
+      {cuda::flash3_fault::missing_fence, "missing_fence", "d64_bf16_gqa3_pad_rows_local"},
+  };
+  int missed = 0;
+  for (const probe& pr : probes) {
+    const test_case* c = find_case(pr.case_name);
+    if (!c) {
+      std::printf("fault %s: no case %s\n", pr.label, pr.case_name);
+      ++missed;
+      continue;
+    }
+    const outcome bad = run_case(*c, pr.f, true);
+    const outcome good = run_case(*c, cuda::flash3_fault::none, true);
+    std::printf("fault %-20s on %-34s -> %s; without it: %s\n", pr.label, c->name,
+                bad.ok ? "NOT detected" : "detected", good.ok ? "passes" : "FAILS");
+    if (!bad.ok) std::printf("     %s\n", bad.detail.c_str());
+    missed += bad.ok || !good.ok;
+  }
+  std::printf("%s: %d fault(s) not detected (or their case failing without the fault)\n", missed ? "FAIL" : "OK",
+              missed);
+  return missed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace attnbench
+
+int main(int argc, char** argv) {
+  using namespace attnbench;
+  const std::string sel = argc > 1 ? argv[1] : "main";
+  try {
+    if (sel == "--faults") return run_faults();
+    int failed = 0, ran = 0;
+    for (const test_case& c : kCases)
+      if (sel == "main" || sel == c.name) {
+        ++ran;
+        failed += !run_case(c).ok;
+      }
+    if (ran == 0) {
+      std::fprintf(stderr, "no case matches '%s'\n", sel.c_str());
+      return 2;
+    }
+    std::printf("%d of %d case(s) failed\n", failed, ran);
+    return failed ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
