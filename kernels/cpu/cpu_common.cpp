@@ -1,5 +1,7 @@
 #include "kernels/cpu/cpu_common.hpp"
 
+#include "kernels/cpu/exp_approx.hpp"
+
 #include <bit>
 #include <cblas.h>
 #include <cmath>
@@ -70,29 +72,6 @@ blas_single_thread::~blas_single_thread() {
 
 // ---- row operations --------------------------------------------------------------------
 
-namespace {
-
-// exp(x) to ~1 ulp for x <= 88 (Cephes expf: x = n ln2 + r, |r| <= ln2/2,
-// degree-6 polynomial, 2^n through the exponent bits); 0 below -87.3, so
-// exp(-inf) = 0 and masked scores drop out exactly. Branch-free so loops
-// vectorise; std::exp does not.
-inline float exp_approx(float x) {
-  const float xc = std::min(std::max(x, -87.3f), 88.3f);
-  float fx = xc * 1.44269504088896341f;
-  fx = (fx + 12582912.0f) - 12582912.0f;  // round to nearest (1.5 * 2^23 trick)
-  const float r = (xc - fx * 0.693359375f) + fx * 2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
-  const float two_n = std::bit_cast<float>((static_cast<std::int32_t>(fx) + 127) << 23);
-  return x < -87.3f ? 0.0f : y * two_n;
-}
-
-}  // namespace
 
 ATTNBENCH_CLONES float row_max(const float* x, std::int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
@@ -131,13 +110,36 @@ ATTNBENCH_CLONES float sum(const float* x, std::int64_t n) {
 
 void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
               float masked) {
+  mask_strided(p, i, c0, row, 1, n, masked);
+}
+
+void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
+                  std::int64_t stride, std::int64_t n, float masked) {
   // Every key of the tile visible: row i sees all keys, or the tile lies in
   // the global prefix, or inside the row's window.
   if (i < p.mask.global || c0 + n <= p.mask.global) return;
   const span64 w = window_keys(p, i, i + 1);
   if (w.lo <= c0 && c0 + n <= w.hi) return;
   for (std::int64_t j = 0; j < n; ++j)
-    if (!is_visible(p, i, c0 + j)) row[j] = masked;
+    if (!is_visible(p, i, c0 + j)) row[j * stride] = masked;
+}
+
+bool block_fully_visible(const problem& p, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+                         std::int64_t n) {
+  if (p.mask.is_none() || c0 + n <= p.mask.global) return true;
+  if (r1 <= p.mask.global) return true;
+  // Rows below the global prefix: the window of every row must cover the tile.
+  // Window bounds grow with the row, so the first and last rows decide.
+  const std::int64_t first = std::max(r0, p.mask.global);
+  const span64 lo_row = window_keys(p, first, first + 1), hi_row = window_keys(p, r1 - 1, r1);
+  return lo_row.lo <= c0 && c0 + n <= lo_row.hi && hi_row.lo <= c0 && c0 + n <= hi_row.hi;
+}
+
+void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
+                     std::int64_t cols, byte_counter& c) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t x = 0; x < cols; ++x) tile[x * ld + r] = global[r * cols + x];
+  c.add(static_cast<std::int64_t>(sizeof(float)) * rows * cols);
 }
 
 // ---- runner base ---------------------------------------------------------------------

@@ -43,6 +43,16 @@ inline void store(float* global, const float* tile, std::int64_t n, byte_counter
   std::memcpy(global, tile, sizeof(float) * n);
   c.add(static_cast<std::int64_t>(sizeof(float)) * n);
 }
+// A tile read where it lies (its rows are already contiguous): counted as
+// load() counts, no copy.
+inline const float* read_tile(const float* global, std::int64_t n, byte_counter& c) {
+  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+  return global;
+}
+// Counted load of a rows x cols row-major block stored transposed:
+// tile[x * ld + r] = global[r * cols + x] (ld >= rows).
+void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
+                     std::int64_t cols, byte_counter& c);
 inline void fill_store(float* global, float value, std::int64_t n, byte_counter& c) {
   for (std::int64_t x = 0; x < n; ++x) global[x] = value;
   c.add(static_cast<std::int64_t>(sizeof(float)) * n);
@@ -89,6 +99,14 @@ float sum(const float* x, std::int64_t n);
 // Whole-row fast path when every key of the tile is visible (core/mask.hpp).
 void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
               float masked);
+// The same for a row of scores stored with a stride (column i of a transposed
+// tile: row[j * stride] holds key c0 + j).
+void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
+                  std::int64_t stride, std::int64_t n, float masked);
+// Whether every key of [c0, c0 + n) is visible to every row of [r0, r1)
+// (then no masking is needed).
+bool block_fully_visible(const problem& p, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+                         std::int64_t n);
 
 // ---- parallel loop helpers -----------------------------------------------------------
 int max_threads();

@@ -10,15 +10,21 @@
 // h / (H / Hkv), no copy. Expected bottleneck: math (the two tile products
 // and the exp of every visited score); traffic is Q + O once and K/V once per
 // query tile, i.e. (Nq/Br) reads of K/V per head.
-// Measured (2 Zen 4 cores, B=1 H=8 N=2048 d=64, 64x64 tiles, machine shared
-// with builds): 0.45-0.55x the time of NumPy's unfused softmax(QK^T/sqrt d)V
-// timed in the same run (scripts/cpu_vs_numpy.py). Profile: the two tile
-// products ~55%, exp ~14%, K/V tile copies ~13%.
+// CPU specifics (issue 14): the Q tile is loaded transposed, so the scores
+// come out transposed, S^T = K Q^T, from a product whose operands are both
+// contiguous (no NT product, no packing); K and V tiles are read where they
+// lie (their rows are contiguous), not copied; the softmax step is one fused
+// pass vectorised across query rows (tile_softmax.hpp) and the rescale of
+// the accumulator rides on the P V product's epilogue (tile_gemm.hpp).
+// Measured: docs/cpu.md (benchmarks/cpu_vs_torch.py, against PyTorch's CPU
+// flash attention).
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/cpu/flash2_loop.hpp"
+#include "kernels/cpu/tile_gemm.hpp"
+#include "kernels/cpu/tile_softmax.hpp"
 
 namespace attnbench::cpu {
 
@@ -31,49 +37,41 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
   blas_single_thread blas;
 #pragma omp parallel if (worth_threads(p))
   {
-    // Tile buffers ("on chip"): Q, accumulator, K, V, scores, m, l.
-    std::vector<float> buf(2 * Br * d + 2 * Bc * d + Br * Bc + 2 * Br);
-    float* qs = buf.data();
-    float* acc = qs + Br * d;
-    float* ks = acc + Br * d;
-    float* vs = ks + Bc * d;
-    float* s = vs + Bc * d;
-    float* m = s + Br * Bc;
+    // Tile buffers ("on chip"): Q^T (d x Br), accumulator (Br x d), S^T (Bc x Br), m, l, alpha.
+    std::vector<float> buf(2 * Br * d + Bc * Br + 3 * Br);
+    float* qt_buf = buf.data();
+    float* acc = qt_buf + d * Br;
+    float* st = acc + Br * d;
+    float* m = st + Bc * Br;
     float* l = m + Br;
+    float* alpha = l + Br;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t t = 0; t < tasks; ++t) {
       const auto [qt, b, h] = qbh_task_of(p, t);
       const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
-      load(qs, q + q_offset(p, b, h, r0), rows * d, bytes);
+      load_transposed(qt_buf, Br, q + q_offset(p, b, h, r0), rows, d, bytes);
       std::fill(m, m + rows, neg_inf);
       std::fill(l, l + rows, 0.0f);
-      std::fill(acc, acc + rows * d, 0.0f);
+      bool acc_written = false;
       const tile_spans spans = visit(p, qt);
       for (const span64 sp : {spans.first, spans.second}) {
         for (std::int64_t kt = sp.lo; kt < sp.hi; ++kt) {
           const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-          load(ks, k + kv_offset(p, b, hkv, c0), cols * d, bytes);
-          load(vs, v + kv_offset(p, b, hkv, c0), cols * d, bytes);
-          gemm_nt(rows, cols, d, scale_qk, qs, d, ks, d, 0.0f, s, Bc);
-          for (std::int64_t r = 0; r < rows; ++r) {
-            float* sr = s + r * Bc;
-            mask_row(p, r0 + r, c0, sr, cols, neg_inf);
-            const float m_new = std::max(m[r], row_max(sr, cols));
-            if (m_new == neg_inf) {  // nothing visible to this row yet
-              std::fill(sr, sr + cols, 0.0f);
-              continue;
-            }
-            const float alpha = m[r] == neg_inf ? 0.0f : std::exp(m[r] - m_new);
-            const float row_sum = exp_sub_sum(sr, cols, m_new);
-            l[r] = l[r] * alpha + row_sum;
-            if (alpha != 1.0f) scale(acc + r * d, d, alpha);
-            m[r] = m_new;
-          }
-          gemm_nn(rows, d, cols, 1.0f, s, Bc, vs, d, 1.0f, acc, d);
+          const float* ks = read_tile(k + kv_offset(p, b, hkv, c0), cols * d, bytes);
+          const float* vs = read_tile(v + kv_offset(p, b, hkv, c0), cols * d, bytes);
+          // S^T = scale K Q^T
+          tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qt_buf, Br, st, Br, {});
+          if (!block_fully_visible(p, r0, r0 + rows, c0, cols))
+            for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, r0 + r, c0, st + r, Br, cols, neg_inf);
+          online_softmax_columns(st, cols, Br, rows, m, l, alpha);
+          // acc = diag(alpha) acc + P V, P = (S^T)^T
+          tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, acc, d,
+                    {.accumulate = acc_written, .c_row_scale = alpha});
+          acc_written = true;
         }
       }
       for (std::int64_t r = 0; r < rows; ++r) {
-        if (l[r] > 0) {  // m finite
+        if (acc_written && l[r] > 0) {  // m finite
           scale(acc + r * d, d, 1.0f / l[r]);
           l[r] = m[r] + std::log(l[r]);
         } else {  // no visible key: zeros, lse -inf
