@@ -642,7 +642,7 @@ def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions:
                timer: Optional[CudaTimer]) -> dict:
     import torch
     dev_name = torch.cuda.get_device_name(0) if device == "cuda" else sweep_ctx.get("device") or platform.processor()
-    return {
+    ctx = {
         "backend": device, "device": str(dev_name), "peers": True,
         "libraries": versions, "problems_from": args.problems,
         "sweep_git_commit": sweep_ctx.get("git_commit"), "preset": sweep_ctx.get("preset"),
@@ -657,6 +657,7 @@ def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions:
         "bytes_model": "minimal_io: Q, K, V read once, O written once (kernels/models model_bytes_min)",
         "flops_model": "4 d per visible (query, key) pair x B x H (model_flops_softmax)",
     }
+    return {k: v for k, v in ctx.items() if v is not None}  # merge wants strings where it reads them
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:

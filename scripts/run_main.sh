@@ -6,7 +6,13 @@
 #   results/<device-slug>/quick-<shortcommit>/.
 # A killed run continues where it stopped when started again (its results log
 # is there but not its final JSON); a finished one is measured afresh.
-# Environment: ATTNBENCH_PRESET (default quick), ATTNBENCH_BACKEND (auto|cpu|cuda, default auto).
+# When PyTorch is importable, scripts/peers.py then runs the library peers (PyTorch
+# SDPA, FlexAttention, ...) on the sweep's problems into quick-<shortcommit>.peers.json,
+# and `attnbench merge` folds them into quick-<shortcommit>.json, so the charts and
+# report show them beside attnbench's variants.
+# Environment: ATTNBENCH_PRESET (default quick), ATTNBENCH_BACKEND (auto|cpu|cuda, default auto),
+# ATTNBENCH_PEERS (auto|0, default auto: run the peers when torch imports), ATTNBENCH_PEERS_ARGS
+# (extra scripts/peers.py arguments).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -30,8 +36,27 @@ start=$(date +%s)
 ATTNBENCH_BIN="$bin" bash scripts/resume_sweep.sh --preset "$preset" --backend "$backend" --out "$out" "${resume[@]}"
 echo "run_main: sweep took $(( $(date +%s) - start )) s" >&2
 
+peers_failed=0
+if [[ "${ATTNBENCH_PEERS:-auto}" != 0 ]]; then
+  if python3 -c "import torch" 2>/dev/null; then
+    peers="${out%.json}.peers.json"
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    if python3 scripts/peers.py --problems "$out" --out "$peers" ${ATTNBENCH_PEERS_ARGS:-}; then
+      "$bin" merge "$out" "$peers" --out "$out"
+      echo "run_main: peers took $(( $(date +%s) - start )) s; merged into $out" >&2
+    else
+      peers_failed=1
+      echo "run_main: error: scripts/peers.py failed; the report shows attnbench's entries only" >&2
+    fi
+  else
+    echo "run_main: note: torch not importable; no library peers (scripts/setup.sh installs it)" >&2
+  fi
+fi
+
 if [[ -f scripts/attnbench_report.py ]]; then
   python3 scripts/attnbench_report.py report "$out" --out "${out%.json}"
   echo "run_main: charts and report in ${out%.json}/" >&2
 fi
 echo "run_main: results in $out" >&2
+exit "$peers_failed"

@@ -1,0 +1,171 @@
+"""scripts/peers.py with the real PyTorch on the CPU: its entries pass the harness's own
+entry schema (the real `attnbench merge`), its outputs pass the fp64 check, merge and the
+report take them; a deliberately misaligned mask is caught. Also the FLOP/byte models
+against the harness's entries, and the GQA chart's one-tile-per-variant selection."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SCRIPTS
+
+torch = pytest.importorskip("torch", reason="PyTorch not installed (scripts/setup.sh installs it)")
+
+PEERS = os.path.join(SCRIPTS, "peers.py")
+BIN = os.environ.get("ATTNBENCH_BIN", os.path.join(ROOT, "build", "bin", "attnbench"))
+needs_bin = pytest.mark.skipif(not os.access(BIN, os.X_OK), reason=f"{BIN} not built")
+# Decode-like Nq < Nkv (the bottom-right alignment matters), GQA, and every mask kind.
+SWEEP = ["--backend", "cpu", "--nq", "32", "--nkv", "96", "--heads", "4", "--kv-heads", "4,2", "--head-dim", "32",
+         "--mask", "none,causal,local:15,8+global:4", "--variant", "flash2", "--no-ceilings", "--reps", "2"]
+SDPA = "torch_sdpa,torch_sdpa_math,torch_sdpa_efficient"
+
+sys.path.insert(0, SCRIPTS)
+import peers  # noqa: E402
+
+
+def run_peers(problems, out, *extra):
+    r = subprocess.run([sys.executable, PEERS, "--problems", str(problems), "--out", str(out), "--reps", "2",
+                        "--rep-time", "0.002", "--threads", "1", *extra], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.load(open(out))["benchmarks"]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip(f"{BIN} not built")
+    d = tmp_path_factory.mktemp("peers")
+    out = d / "sweep.json"
+    r = subprocess.run([BIN, "sweep", *SWEEP, "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def sdpa(sweep):
+    out = sweep.parent / "sdpa.peers.json"
+    return out, run_peers(sweep, out, "--variants", SDPA)
+
+
+def test_every_problem_and_variant_is_an_entry_and_passes_the_fp64_check(sweep, sdpa):
+    _, entries = sdpa
+    problems = {(e["Hkv"], e["mask"]) for e in json.load(open(sweep))["benchmarks"]}
+    assert len(problems) == 6
+    got = {(e["variant"], e["Hkv"], e["mask"]): e for e in entries}
+    assert len(got) == len(entries) == 6 * 3  # nothing dropped, nothing twice
+    for (variant, _, _), e in got.items():
+        if variant == "torch_sdpa_efficient":  # no CPU kernel: skipped with torch's reason
+            assert e["status"] == "skipped" and "No viable backend" in e["error_message"]
+            continue
+        assert e["status"] == "ok", e
+        assert e["err_ok"] is True and 0 <= e["rel_err"] <= e["tolerance"] == 1e-4
+        assert e["checked_rows"] == 4 * 32  # every row of a small problem
+        assert e["time_ms"] > 0 and e["tflops"] == pytest.approx(e["flops"] / e["time_ms"] / 1e9)
+        assert e["backend"] == "torch" and e["peer"] is True and e["peer_device"] == "cpu"
+
+
+def test_flops_and_bytes_are_the_harness_numbers(sweep, sdpa):
+    _, entries = sdpa
+    ours = {(e["Hkv"], e["mask"]): e for e in json.load(open(sweep))["benchmarks"]}
+    for e in entries:
+        a = ours[(e["Hkv"], e["mask"])]
+        assert e["flops"] == a["flops"] and e["bytes_min"] == a["bytes_min"] == e["bytes"]
+
+
+def test_the_model_check_refuses_a_wrong_flop_count(sweep, tmp_path):
+    doc = json.load(open(sweep))
+    peers.problems_of(str(sweep))  # the harness's numbers pass
+    doc["benchmarks"][1]["flops"] += 4.0  # one visible pair more
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(peers.InputFault, match="flops .* differ"):
+        peers.problems_of(str(bad))
+
+
+def test_flop_model_matches_the_committed_cpu_results():
+    """Every softmax entry of every committed result file: the script's model is the harness's."""
+    found = 0
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "results")):
+        for f in files:
+            if f.endswith(".json") and not f.endswith(".peers.json"):
+                _, probs = peers.problems_of(os.path.join(dirpath, f))  # raises on a mismatch
+                found += len(probs)
+    assert found > 0
+
+
+def test_visible_pairs_agree_with_the_mask_matrix():
+    import numpy as np
+    for nq, nkv, mask in ((32, 96, "causal"), (96, 32, "causal"), (64, 64, "local:5,3+global:7"),
+                          (4, 100, "local:10,0"), (50, 50, "global:3"), (1, 40, "causal")):
+        p = peers.Problem("g", "fp32", 1, 1, 1, nq, nkv, 8, mask)
+        assert peers.visible_pairs_per_head(p) == int(peers.visible_matrix(p, np.arange(nq)).sum()), (nq, nkv, mask)
+    p = peers.Problem("g", "fp32", 1, 1, 1, 4, 8, 8, "causal")  # bottom-right: row 0 sees keys 0..4
+    assert peers.visible_matrix(p, np.arange(4)).sum(axis=1).tolist() == [5, 6, 7, 8]
+
+
+def test_misaligned_mask_is_caught_by_the_error_check(sweep, tmp_path):
+    """Negative control: top-left instead of bottom-right alignment gives wrong rows."""
+    entries = run_peers(sweep, tmp_path / "bad.json", "--variants", "torch_sdpa", "--misalign-masks")
+    by_mask = {}
+    for e in entries:
+        by_mask.setdefault(e["mask"], []).append(e)
+    assert all(e["err_ok"] is True for e in by_mask["none"])  # no mask, nothing to misalign
+    for m in ("causal", "local:15,8+global:4"):
+        assert all(e["status"] == "ok" and e["err_ok"] is False and e["rel_err"] > 0.1 for e in by_mask[m]), m
+
+
+@needs_bin
+def test_merge_and_report_accept_the_peers(sweep, sdpa, tmp_path):
+    path, _ = sdpa
+    merged = tmp_path / "merged.json"
+    r = subprocess.run([BIN, "merge", str(sweep), str(path), "--out", str(merged)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr  # the harness's entry schema, on every peer entry
+    doc = json.load(open(merged))
+    assert sum(1 for e in doc["benchmarks"] if e.get("peer")) == 18
+    report = os.path.join(SCRIPTS, "attnbench_report.py")
+    for src, sub in ((merged, "merged"), (path, "alone")):
+        r = subprocess.run([sys.executable, report, "report", str(src), "--out", str(tmp_path / sub)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+    text = (tmp_path / "merged" / "report.md").read_text()
+    versus = text.split("## Versus libraries")[1].split("\n## ")[0]
+    assert versus.count("| fp32 | B1 H4 Hkv") == 6  # one row per problem
+    assert "torch_sdpa" in versus and "flash2 (Br" in versus
+    assert "torch_sdpa_efficient" in text.split("## Skipped and failed")[1]  # skipped, listed with the reason
+
+
+def test_merge_refuses_a_peer_entry_without_its_fields(sdpa, tmp_path):
+    """Negative control of the schema step: the same entries with a field gone are refused."""
+    if not os.access(BIN, os.X_OK):
+        pytest.skip(f"{BIN} not built")
+    path, _ = sdpa
+    doc = json.load(open(path))
+    del doc["benchmarks"][0]["checked_rows"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = subprocess.run([BIN, "merge", str(bad), "--out", str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert r.returncode == 2 and "checked_rows" in r.stderr
+
+
+def test_flex_attention_runs_compiled_or_says_why(sweep, tmp_path):
+    """FlexAttention on the CPU needs inductor (a C++ compiler): ok and checked, or skipped with the reason."""
+    entries = run_peers(sweep, tmp_path / "flex.json", "--variants", "torch_flex", "--flex-budget-s", "120")
+    assert len(entries) == 6
+    for e in entries:
+        if e["status"] == "ok":
+            assert e["err_ok"] is True and e["compile_ms"] > 0
+        else:
+            assert e["status"] == "skipped" and ("compile" in e["error_message"] or "Flex" in e["error_message"])
+
+
+def test_bad_input_is_one_line_and_status_2(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text('{"context": {}, "benchmarks": []}')
+    r = subprocess.run([sys.executable, PEERS, "--problems", str(p), "--out", str(tmp_path / "o.json")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no attnbench entries" in r.stderr
