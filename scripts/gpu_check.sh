@@ -127,6 +127,24 @@ export ATTNBENCH_BIN="$bin"
 step sweep "$out/sweep.log" 300 "$root/scripts/resume_sweep.sh" \
   --preset quick --backend cuda --out "$out/quick.json" "${sweep_args[@]}"
 
+# ---- library peers: PyTorch SDPA / FlexAttention / flash-attn on the sweep's problems ----------
+# Up to GPU_CHECK_PEERS_S (default 100) of what the budget leaves; peers.py stops starting
+# problems 15 s before its step's limit (the rest become skipped entries saying so), writes
+# quick.peers.json, and merge folds it into quick.json for the summary and the report.
+peers_left=$(( deadline - $(date +%s) - 5 ))
+peers_limit=$(( peers_left < ${GPU_CHECK_PEERS_S:-100} ? peers_left : ${GPU_CHECK_PEERS_S:-100} ))
+if [[ ! -f "$out/quick.json" ]]; then
+  say "peers: skipped (no quick.json from the sweep)"
+elif ! python3 -c "import torch" > "$out/peers.log" 2>&1; then
+  say "peers: skipped (python3 cannot import torch; see peers.log)"
+elif (( peers_limit < 30 )); then
+  say "peers: skipped (${peers_left}s of the budget left)"
+elif step peers "$out/peers.log" "$peers_limit" python3 "$root/scripts/peers.py" --problems "$out/quick.json" \
+    --device cuda --out "$out/quick.peers.json" --budget-s $(( peers_limit - 15 )) \
+    --flex-budget-s $(( peers_limit / 3 )); then
+  "$bin" merge "$out/quick.json" "$out/quick.peers.json" --out "$out/quick.json" >> "$out/peers.log" 2>&1
+fi
+
 # ---- summary ------------------------------------------------------------------------------
 python3 - "$out" > "$out/summary.txt" 2>&1 <<'PY'
 import json, os, re, sys

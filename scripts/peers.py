@@ -614,6 +614,8 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
             if "No viable backend" in msg or "No available kernel" in msg:
                 return not_run(e, "skipped", f"torch on {peers.device}: {msg}" + (f" ({why})" if why else ""))
             return not_run(e, "failed", f"{type(x).__name__}: {msg}")
+        except Exception as x:  # noqa: BLE001 - a library's API or build problem: this entry fails, not the run
+            return not_run(e, "failed", f"{type(x).__name__}: {one_line(str(x))}")
     if tuple(o.shape) != (p.B, p.H, p.Nq, p.d):
         return not_run(e, "failed", f"output shape {tuple(o.shape)}, expected {(p.B, p.H, p.Nq, p.d)}")
     if p.key not in ref_cache:
@@ -625,7 +627,7 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
     del o
     try:
         t = timer.time(fn, args.reps, args.rep_time) if timer else time_cpu(fn, args.reps, args.rep_time, first_s)
-    except RuntimeError as x:
+    except Exception as x:  # noqa: BLE001
         return not_run(e, "failed", f"while timing: {type(x).__name__}: {one_line(str(x))}")
     return timed(e, t, val)
 
@@ -641,7 +643,10 @@ def git(*a: str) -> str:
 def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions: dict, threads: int,
                timer: Optional[CudaTimer]) -> dict:
     import torch
-    dev_name = torch.cuda.get_device_name(0) if device == "cuda" else sweep_ctx.get("device") or platform.processor()
+    if device == "cuda":
+        dev_name = torch.cuda.get_device_name(0) if timer else "no CUDA device"
+    else:
+        dev_name = sweep_ctx.get("device") or platform.processor()
     ctx = {
         "backend": device, "device": str(dev_name), "peers": True,
         "libraries": versions, "problems_from": args.problems,

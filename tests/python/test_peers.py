@@ -169,3 +169,14 @@ def test_bad_input_is_one_line_and_status_2(tmp_path):
     r = subprocess.run([sys.executable, PEERS, "--problems", str(p), "--out", str(tmp_path / "o.json")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no attnbench entries" in r.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_cuda_peers_without_a_device_are_skipped_with_the_reason(sweep, tmp_path):
+    """What scripts/gpu_check.sh's peers step writes when torch sees no GPU: entries, not a crash."""
+    entries = run_peers(sweep, tmp_path / "cuda.json", "--device", "cuda", "--variants", "torch_sdpa_flash,flash_attn")
+    assert len(entries) == 12
+    assert all(e["status"] == "skipped" and "no CUDA device" in e["error_message"] for e in entries)
+    r = subprocess.run([BIN, "merge", str(sweep), str(tmp_path / "cuda.json"), "--out", str(tmp_path / "m.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
