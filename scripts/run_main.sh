@@ -12,14 +12,16 @@
 # report show them beside attnbench's variants.
 # Environment: ATTNBENCH_PRESET (default quick), ATTNBENCH_BACKEND (auto|cpu|cuda, default auto),
 # ATTNBENCH_PEERS (auto|0, default auto: run the peers when torch imports), ATTNBENCH_PEERS_ARGS
-# (extra scripts/peers.py arguments).
+# (extra scripts/peers.py arguments), ATTNBENCH_BUILD_LOCK (a file to flock around configure and build).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 bash scripts/setup.sh
-cmake --preset default >/dev/null
-cmake --build build -j"$(nproc)"
+build_lock=()  # machines where several jobs share one build folder: ATTNBENCH_BUILD_LOCK=/path/to/lockfile
+[[ -n "${ATTNBENCH_BUILD_LOCK:-}" ]] && build_lock=(flock "$ATTNBENCH_BUILD_LOCK")
+"${build_lock[@]}" cmake --preset default >/dev/null
+"${build_lock[@]}" cmake --build build -j"$(nproc)"
 bin="$repo/build/bin/attnbench"
 
 # `attnbench backend` prints "<backend> <device-slug>" (cuda only when a device is usable).
