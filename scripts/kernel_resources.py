@@ -20,6 +20,12 @@ Subcommands:
                          site-packages/nvidia/cu13/bin/cuobjdump; and nvdisasm,
                          which cuobjdump -sass runs (nvidia-cuda-nvdisasm, same
                          folder, or $NVDISASM).
+  check-hopper           every kernel matching --require (default: `flash3`) built for sm_90a
+                         must hold HGMMA (wgmma), UTMALDG (TMA loads) and USETMAXREG in its
+                         SASS, 0 spills, launch registers x threads <= 64K, and setmaxnreg
+                         budgets (producer dec, consumer inc) that fit the 64K register file
+                         for one producer and --consumer-wgs consumer warpgroups.
+                         --require-sm90a: fail when no such kernel was built for sm_90a.
 
 Dynamic shared memory is chosen at launch, so it is not in ptxas's report: the
 rows' supports() check it against the same limit and the runners against the
@@ -295,13 +301,96 @@ def cmd_check_sass(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+REGISTER_FILE = 65536  # 32-bit registers per SM (and per CTA at most) on sm_90
+
+
+def sass_functions(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], list[str]]:
+    """(mangled kernel, arch) -> its SASS lines."""
+    out: dict[tuple[str, str], list[str]] = {}
+    env = dict(os.environ)
+    nvdisasm = find_tool("nvdisasm")
+    if nvdisasm:
+        env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
+    for f in files:
+        proc = subprocess.run([cuobjdump, "-sass", str(f)], capture_output=True, text=True,
+                              errors="replace", env=env)
+        if proc.returncode != 0 and "does not contain device code" not in proc.stderr:
+            raise RuntimeError(f"cuobjdump -sass {f} failed: {proc.stderr.strip()}")
+        arch, fn = "", None
+        for line in proc.stdout.splitlines():
+            m = re.search(r"code for (sm_\w+)", line)
+            if m:
+                arch, fn = m.group(1), None
+                continue
+            m = re.search(r"Function : (\S+)", line)
+            if m:
+                fn = m.group(1)
+                out.setdefault((fn, arch), [])
+                continue
+            if fn is not None:
+                out[(fn, arch)].append(line)
+    return out
+
+
+def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs: int) -> list[str]:
+    """What is wrong with one sm_90a kernel entry (empty: nothing)."""
+    if sass is None:
+        return ["no SASS"]
+    text = "\n".join(sass)
+    bad = [f"no {op} in SASS" for op in ("HGMMA", "UTMALDG", "USETMAXREG") if not re.search(rf"\b{op}\b", text)]
+    if e["spill_store_bytes"] or e["spill_load_bytes"]:
+        bad.append(f"spills {e['spill_store_bytes']}/{e['spill_load_bytes']} bytes")
+    if e["registers"] * threads > REGISTER_FILE:
+        bad.append(f"{e['registers']} registers x {threads} threads > {REGISTER_FILE}")
+    dec = [int(v, 16) for v in re.findall(r"USETMAXREG\.DEALLOC\S*\s+(0x[0-9a-f]+)", text)]
+    inc = [int(v, 16) for v in re.findall(r"USETMAXREG\.(?:TRY_)?ALLOC\S*\s+(?:\w+,\s*)?(0x[0-9a-f]+)", text)]
+    if not dec or not inc:
+        bad.append(f"setmaxnreg budgets not found (dec {dec}, inc {inc})")
+    else:
+        total = 128 * max(dec) + 128 * consumer_wgs * max(inc)
+        if total > REGISTER_FILE:
+            bad.append(f"setmaxnreg 128 x {max(dec)} + {128 * consumer_wgs} x {max(inc)} = {total} > {REGISTER_FILE}")
+        if max(inc) < e["registers"]:
+            bad.append(f"consumer budget {max(inc)} below the launch's {e['registers']} registers")
+    return bad
+
+
+def cmd_check_hopper(args: argparse.Namespace) -> int:
+    build = Path(args.build_dir).resolve()
+    want = re.compile(args.require)
+    targets = [e for e in collect(build) if want.search(e["kernel"].split("(", 1)[0]) and e["arch"] == args.arch]
+    if not targets:
+        msg = f"no {args.arch} kernel matches /{args.require}/"
+        if args.require_sm90a:
+            print(f"FAIL: {msg} (90 is in CMAKE_CUDA_ARCHITECTURES: the flash3 TUs must build for sm_90a)",
+                  file=sys.stderr)
+            return 1
+        print(msg + ": nothing to check")
+        return 0
+    tool = find_tool("cuobjdump")
+    if tool is None or find_tool("nvdisasm") is None:
+        print("FAIL: cuobjdump -sass needs cuobjdump and nvdisasm (scripts/requirements.txt)", file=sys.stderr)
+        return 1
+    sass = sass_functions(tool, sorted({build / e["object"] for e in targets if "object" in e}))
+    failed = 0
+    for e in targets:
+        bad = hopper_problems(e, sass.get((e["mangled"], e["arch"])), args.threads, args.consumer_wgs)
+        name = e["kernel"].split("(", 1)[0].replace("void attnbench::cuda::", "").replace("attnbench::cuda::", "")
+        print(f"{short(name, 90):90s} {e['arch']:7s} {e['registers']:4d} regs  {'; '.join(bad) or 'ok'}")
+        if bad:
+            failed += 1
+            print(f"FAIL: {e['kernel']} [{e['arch']}]: {'; '.join(bad)}", file=sys.stderr)
+    print(f"\n{len(targets) - failed}/{len(targets)} {args.arch} kernels pass (HGMMA, UTMALDG, setmaxnreg, 0 spills)")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "wrap":
         return cmd_wrap(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("report", "check", "check-sass"):
+    for name in ("report", "check", "check-sass", "check-hopper"):
         sp = sub.add_parser(name)
         sp.add_argument("--build-dir", required=True)
         sp.add_argument("--out", help="JSON report (default BUILD_DIR/kernel_resources.json)")
@@ -313,9 +402,16 @@ def main(argv: list[str] | None = None) -> int:
             sp.add_argument("--require-hmma", default=DEFAULT_HMMA_REGEX, metavar="REGEX")
             sp.add_argument("--hmma-exclude", default=DEFAULT_HMMA_EXCLUDE, metavar="REGEX",
                             help="kernels (demangled name) exempt from the HMMA rule")
+        if name == "check-hopper":
+            sp.add_argument("--require", default="flash3", metavar="REGEX")
+            sp.add_argument("--require-sm90a", action="store_true")
+            sp.add_argument("--arch", default="sm_90a", help="the SASS arch whose entries are checked")
+            sp.add_argument("--threads", type=int, default=384, help="threads per CTA (flash3: 384)")
+            sp.add_argument("--consumer-wgs", type=int, default=2)
     sub.add_parser("wrap", help="compiler launcher: wrap -- nvcc ...")
     args = ap.parse_args(argv)
-    return {"report": cmd_report, "check": cmd_check, "check-sass": cmd_check_sass}[args.cmd](args)
+    return {"report": cmd_report, "check": cmd_check, "check-sass": cmd_check_sass,
+            "check-hopper": cmd_check_hopper}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -32,4 +32,22 @@ if(ATTNBENCH_WITH_CUDA)
   add_test(NAME static.sass_hmma
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-sass --build-dir ${CMAKE_BINARY_DIR})
   set_tests_properties(static.kernel_resources static.sass_hmma PROPERTIES LABELS static)
+  # flash3's sm_90a object library (kernels/cuda/flash3/flash3.cmake): the same ptxas
+  # reports, and static.sass_hopper: HGMMA + UTMALDG + setmaxnreg in every flash3
+  # kernel's sm_90a SASS, 0 spills, register budgets within the 64K register file.
+  if(TARGET attnbench_flash3_sm90a)
+    set_property(TARGET attnbench_flash3_sm90a PROPERTY
+                 CUDA_COMPILER_LAUNCHER ${Python3_EXECUTABLE} ${ab_kr_script} wrap --)
+    add_dependencies(kernel_resources attnbench_flash3_sm90a)
+    set(ab_kr_hopper_flags --require-sm90a)
+  endif()
+  add_test(NAME static.sass_hopper
+           COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-hopper --build-dir ${CMAKE_BINARY_DIR}
+                   ${ab_kr_hopper_flags})
+  set_tests_properties(static.sass_hopper PROPERTIES LABELS static)
+  # Its control on real SASS: flash2's sm_90 kernels (mma.sync, cp.async) must fail the rule.
+  add_test(NAME static.sass_hopper_control
+           COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-hopper --build-dir ${CMAKE_BINARY_DIR}
+                   --require flash2_fwd_kernel --arch sm_90 --threads 256 --require-sm90a)
+  set_tests_properties(static.sass_hopper_control PROPERTIES LABELS static WILL_FAIL TRUE)
 endif()

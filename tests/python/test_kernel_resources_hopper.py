@@ -1,0 +1,47 @@
+"""scripts/kernel_resources.py check-hopper's rule (static.sass_hopper) on
+synthetic SASS: a flash3-like kernel passes, and each defect it must catch --
+no HGMMA, no UTMALDG, no setmaxnreg, spills, a launch or setmaxnreg budget over
+the 64K register file -- fails it (the negative controls of the rule; the
+ctest static.sass_hopper_control runs it on real SASS without HGMMA)."""
+from __future__ import annotations
+
+import kernel_resources as kr
+
+GOOD = [
+    "        /*0090*/                   USETMAXREG.DEALLOC.CTAPOOL 0x18 ;",
+    "        /*00a0*/                   UTMALDG.4D [UR8], [UR4] ;",
+    "        /*0100*/                   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0 ;",
+    "        /*0200*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT ;",
+]
+ENTRY = {"registers": 168, "spill_store_bytes": 0, "spill_load_bytes": 0}
+
+
+def problems(sass, **entry):
+    return kr.hopper_problems({**ENTRY, **entry}, sass, threads=384, consumer_wgs=2)
+
+
+def test_flash3_like_kernel_passes():
+    assert problems(GOOD) == []
+
+
+def test_each_missing_instruction_fails():
+    for op in ("HGMMA", "UTMALDG", "USETMAXREG"):
+        bad = problems([line for line in GOOD if op not in line])
+        assert any(op in b for b in bad), (op, bad)
+
+
+def test_spills_fail():
+    assert any("spills" in b for b in problems(GOOD, spill_store_bytes=8))
+
+
+def test_launch_registers_over_the_file_fail():
+    assert any("registers x 384" in b for b in problems(GOOD, registers=176))
+
+
+def test_setmaxnreg_budget_over_the_file_fails():
+    over = [line.replace("0xf0", "0xf8") for line in GOOD]  # 128 x 24 + 256 x 248 = 66560
+    assert any("66560" in b for b in problems(over))
+
+
+def test_no_sass_fails():
+    assert problems(None) == ["no SASS"]
