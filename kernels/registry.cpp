@@ -12,12 +12,14 @@ void add_cuda_rows_unfused(std::vector<variant>& rows);  // naive, naive_gqa_exp
 void add_cuda_rows_flash1(std::vector<variant>& rows);
 void add_cuda_rows_linear(std::vector<variant>& rows);
 void add_cuda_rows_flash2(std::vector<variant>& rows);  // flash2, sparse, flash2_gqa_packed, splitkv
+void add_cuda_rows_flash3(std::vector<variant>& rows);  // flash3 (sm_90a)
 
 void add_cuda_variants(std::vector<variant>& rows) {
   add_cuda_rows_unfused(rows);
   add_cuda_rows_flash1(rows);
   add_cuda_rows_linear(rows);
   add_cuda_rows_flash2(rows);
+  add_cuda_rows_flash3(rows);
 }
 #endif
 
