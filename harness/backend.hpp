@@ -43,11 +43,16 @@ class backend {
 
 std::unique_ptr<backend> make_cpu_backend();
 #ifdef ATTNBENCH_WITH_CUDA
-// Throws backend_error with the reason when no usable device is present.
+// The CUDA backend itself (harness/cuda/, part of the CUDA module). Throws
+// backend_error with the reason when no usable device is present.
 std::unique_ptr<backend> make_cuda_backend();
 #endif
-// "cuda" when built with CUDA and a device is usable, else "cpu"; `why` gets
-// the reason the GPU is not used.
+// Through the CUDA module (harness/cuda_module.hpp), loaded on first use;
+// throws backend_error with the reason when it is absent or no device is usable.
+std::unique_ptr<backend> open_cuda_backend();
+// "cuda" when a CUDA driver with a device is present and the CUDA backend opens,
+// else "cpu"; `why` gets the reason the GPU is not used. Without a driver or
+// device no CUDA library is loaded.
 backend_kind best_available_backend(std::string* why = nullptr);
 
 }  // namespace attnbench

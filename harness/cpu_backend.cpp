@@ -148,19 +148,4 @@ class cpu_backend final : public backend {
 
 std::unique_ptr<backend> make_cpu_backend() { return std::make_unique<cpu_backend>(); }
 
-backend_kind best_available_backend(std::string* why) {
-#ifdef ATTNBENCH_WITH_CUDA
-  try {
-    auto b = make_cuda_backend();
-    if (b) return backend_kind::cuda;
-    if (why) *why = "no CUDA backend";
-  } catch (const std::exception& e) {
-    if (why) *why = e.what();
-  }
-#else
-  if (why) *why = "attnbench was built without CUDA";
-#endif
-  return backend_kind::cpu;
-}
-
 }  // namespace attnbench

@@ -6,24 +6,15 @@
 
 namespace attnbench {
 
-#ifdef ATTNBENCH_WITH_CUDA
-// CUDA families, each declaring its rows in its own folder.
-void add_cuda_rows_unfused(std::vector<variant>& rows);  // naive, naive_gqa_expand, cublas_unfused
-void add_cuda_rows_flash1(std::vector<variant>& rows);
-void add_cuda_rows_linear(std::vector<variant>& rows);
-void add_cuda_rows_flash2(std::vector<variant>& rows);  // flash2, sparse, flash2_gqa_packed, splitkv
-void add_cuda_rows_flash3(std::vector<variant>& rows);  // flash3 (sm_90a)
-
-void add_cuda_variants(std::vector<variant>& rows) {
-  add_cuda_rows_unfused(rows);
-  add_cuda_rows_flash1(rows);
-  add_cuda_rows_linear(rows);
-  add_cuda_rows_flash2(rows);
-  add_cuda_rows_flash3(rows);
-}
-#endif
-
 namespace {
+
+// Rows of parts built separately (the CUDA backend: kernels/cuda/cuda_rows.cpp), registered
+// at their static initialisation, before anything reads the registry.
+std::vector<void (*)(std::vector<variant>&)>& row_providers() {
+  static std::vector<void (*)(std::vector<variant>&)> p;
+  return p;
+}
+bool registry_read = false;
 
 // Rows are declarations: a malformed one is a programming error, caught the
 // first time anything reads the registry (every test does).
@@ -48,10 +39,9 @@ const std::vector<variant>& registry() {
   static const std::vector<variant> rows = [] {
     std::vector<variant> r;
     add_cpu_variants(r);
-#ifdef ATTNBENCH_WITH_CUDA
-    add_cuda_variants(r);
-#endif
+    for (auto* add_rows : row_providers()) add_rows(r);
     check_rows(r);
+    registry_read = true;
     return r;
   }();
   return rows;
@@ -63,12 +53,10 @@ const variant* find_variant(std::string_view name, backend_kind b) {
   return nullptr;
 }
 
-bool cuda_backend_built() {
-#ifdef ATTNBENCH_WITH_CUDA
-  return true;
-#else
-  return false;
-#endif
+void register_row_provider(void (*add_rows)(std::vector<variant>&)) {
+  // Rows added after the first read would be missing from everything that read it.
+  if (registry_read) throw std::logic_error("registry: a row provider registered after the registry was read");
+  row_providers().push_back(add_rows);
 }
 
 }  // namespace attnbench

@@ -1,6 +1,7 @@
 // The registry: every variant row of this build, in a fixed order (CPU rows,
-// then CUDA rows when CUDA is built). Each kernel family declares its rows in
-// its own folder; registry.cpp is the one place that lists the families.
+// then the CUDA rows when the CUDA part is linked in or loaded). Each kernel
+// family declares its rows in its own folder; add_cpu_variants and
+// kernels/cuda/cuda_rows.cpp are the places that list the families.
 #pragma once
 
 #include <string_view>
@@ -12,12 +13,12 @@ namespace attnbench {
 
 const std::vector<variant>& registry();
 const variant* find_variant(std::string_view name, backend_kind b);  // nullptr if absent
-bool cuda_backend_built();
+// A separately built part (the CUDA backend) adds its rows: called at that part's static
+// initialisation; throws std::logic_error once the registry has been read.
+void register_row_provider(void (*add_rows)(std::vector<variant>&));
 
 // One provider per family (the only places rows are created).
 void add_cpu_variants(std::vector<variant>& rows);
-#ifdef ATTNBENCH_WITH_CUDA
-void add_cuda_variants(std::vector<variant>& rows);
-#endif
+void add_cuda_variants(std::vector<variant>& rows);  // kernels/cuda/cuda_rows.cpp
 
 }  // namespace attnbench

@@ -127,3 +127,21 @@ if(ATTNBENCH_WITH_CUDA)
   set_tests_properties(cli_cuda_dry_run_decode PROPERTIES PASS_REGULAR_EXPRESSION
     "flash2_splitkv/cuda/[^\n]*Nkv:131072[^\n]* run")
 endif()
+
+# A CPU-only run maps no CUDA library (issue 14): the CUDA backend is a module loaded on
+# demand (harness/cuda_module.hpp). The control: `list` loads the module, and the same
+# check must see libcudart there.
+set(ab_nocuda_work ${CMAKE_CURRENT_BINARY_DIR}/cli_cuda_libs)
+add_test(NAME cli_no_cuda_libs_run
+         COMMAND bash ${cli_dir}/cuda_libs.sh absent ${attnbench_bin} ${ab_nocuda_work}/run
+                 run --backend cpu --variant flash2 --q q.npy --k k.npy --v v.npy --out o.npy --repeat 2)
+add_test(NAME cli_no_cuda_libs_sweep
+         COMMAND bash ${cli_dir}/cuda_libs.sh absent ${attnbench_bin} ${ab_nocuda_work}/sweep
+                 sweep --backend cpu --variant naive --seq 64 --heads 1 --head-dim 32 --reps 1 --no-ceilings
+                 --out r.json)
+set_tests_properties(cli_no_cuda_libs_run cli_no_cuda_libs_sweep PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+if(ATTNBENCH_WITH_CUDA)
+  add_test(NAME cli_no_cuda_libs_negative_control
+           COMMAND bash ${cli_dir}/cuda_libs.sh present ${attnbench_bin} ${ab_nocuda_work}/list list)
+  set_tests_properties(cli_no_cuda_libs_negative_control PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+endif()

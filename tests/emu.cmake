@@ -120,6 +120,7 @@ add_library(attnbench_emu_base OBJECT
             ${ab_emu_dir}/emu_fiber.cpp ${ab_emu_dir}/emu_runtime.cpp ${ab_emu_dir}/emu_hopper.cpp ${ab_emu_dir}/emu_cublas.cpp
             ${ab_emu_dir}/emu_cpu_rows_stub.cpp
             ${ab_emu_core} ${ab_emu_models} ${CMAKE_SOURCE_DIR}/kernels/registry.cpp
+            ${CMAKE_SOURCE_DIR}/kernels/cuda/cuda_rows.cpp
             ${CMAKE_SOURCE_DIR}/kernels/reference/attention_reference.cpp ${CMAKE_SOURCE_DIR}/harness/tensors.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_rows.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_plan.cpp

@@ -14,7 +14,7 @@ if(ATTNBENCH_WITH_CUDA)
   endif()
   set(ab_kr_script ${CMAKE_SOURCE_DIR}/scripts/kernel_resources.py)
   set(ab_kr_json ${CMAKE_BINARY_DIR}/kernel_resources.json)
-  set_property(TARGET attnbench_core attnbench_kernels attnbench_harness PROPERTY
+  set_property(TARGET attnbench_cuda_objects PROPERTY
                CUDA_COMPILER_LAUNCHER ${Python3_EXECUTABLE} ${ab_kr_script} wrap --)
   # Only the backend needs the path: a source property keeps the rest of the
   # library's compile flags unchanged.
@@ -25,7 +25,7 @@ if(ATTNBENCH_WITH_CUDA)
     COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} report --build-dir ${CMAKE_BINARY_DIR}
             --out ${ab_kr_json}
     COMMENT "kernel resources -> ${ab_kr_json}" VERBATIM)
-  add_dependencies(kernel_resources attnbench_core attnbench_kernels attnbench_harness)
+  add_dependencies(kernel_resources attnbench_cuda_objects)
 
   add_test(NAME static.kernel_resources
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check --build-dir ${CMAKE_BINARY_DIR})

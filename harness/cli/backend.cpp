@@ -4,6 +4,7 @@
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/context.hpp"
+#include "harness/cuda_module.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnbench::cli {
@@ -18,15 +19,13 @@ std::unique_ptr<backend> open_backend(backend_choice choice) {
       fmt::print(stderr, "attnbench: using the cpu backend ({})\n", why);
   }
   if (choice == backend_choice::cpu) return make_cpu_backend();
-#ifdef ATTNBENCH_WITH_CUDA
+  std::string why;
+  if (!load_cuda_module(&why)) throw input_error(fmt::format("{}: use --backend cpu", why));
   try {
-    return make_cuda_backend();
+    return open_cuda_backend();
   } catch (const backend_error& e) {
     throw input_error(fmt::format("the cuda backend is not usable: {}", e.what()));
   }
-#else
-  throw input_error("this attnbench was built without CUDA: use --backend cpu");
-#endif
 }
 
 int cmd_ceilings(const std::vector<std::string>& args) {

@@ -3,6 +3,7 @@
 
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/cuda_module.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnbench::cli {
@@ -37,6 +38,9 @@ int cmd_list(const std::vector<std::string>& args) {
       w.unknown();
     }
   }
+  // The CUDA rows come with the CUDA module; --backend cpu loads no CUDA library.
+  if (std::string why; which != "cpu" && !load_cuda_module(&why))
+    fmt::print(stderr, "attnbench: no cuda rows: {}\n", why);
   int n = 0;
   for (const auto& v : registry()) {
     if (which != "all" && which != "auto" && to_string(v.backend) != which) continue;

@@ -8,6 +8,7 @@
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/context.hpp"
+#include "harness/cuda_module.hpp"
 #include "harness/json_output.hpp"
 #include "harness/results_log.hpp"
 #include "harness/run_defaults.hpp"
@@ -92,8 +93,8 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   backend_kind kind = backend_kind::cpu;
   if (c.dry_run && c.backend != backend_choice::auto_) {
     kind = c.backend == backend_choice::cuda ? backend_kind::cuda : backend_kind::cpu;
-    if (kind == backend_kind::cuda && !cuda_backend_built())
-      throw input_error("this attnbench was built without CUDA: use --backend cpu");
+    if (std::string why; kind == backend_kind::cuda && !load_cuda_module(&why))
+      throw input_error(fmt::format("{}: use --backend cpu", why));
   } else {
     be = open_backend(c.backend);
     kind = be->kind();

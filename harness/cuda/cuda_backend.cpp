@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "harness/backend.hpp"
+#include "harness/cuda_module.hpp"
 #include "harness/cuda/ceiling_kernels.hpp"
 #include "harness/datasheet.hpp"
 #include "core/cuda/device_buffer.cuh"
@@ -325,5 +326,10 @@ class cuda_backend final : public backend {
 }  // namespace cuda
 
 std::unique_ptr<backend> make_cuda_backend() { return std::make_unique<cuda::cuda_backend>(); }
+
+namespace {
+// Found by open_cuda_backend() once this part is linked in or loaded (harness/cuda_module.hpp).
+const bool cuda_backend_registered = (register_cuda_backend_factory(&make_cuda_backend), true);
+}  // namespace
 
 }  // namespace attnbench

@@ -1,0 +1,33 @@
+// The one list of CUDA families: each declares its rows in its own folder, and this file adds
+// them to the registry (kernels/registry.hpp) at static initialisation -- when the CUDA part
+// is linked in (GPU tests, host emulator) or when the CUDA module is loaded
+// (harness/cuda_module.hpp), so a CPU-only attnbench never maps a CUDA library.
+#include "kernels/registry.hpp"
+
+namespace attnbench {
+
+void add_cuda_rows_unfused(std::vector<variant>& rows);  // naive, naive_gqa_expand, cublas_unfused
+void add_cuda_rows_flash1(std::vector<variant>& rows);
+void add_cuda_rows_linear(std::vector<variant>& rows);
+void add_cuda_rows_flash2(std::vector<variant>& rows);  // flash2, sparse, flash2_gqa_packed, splitkv
+void add_cuda_rows_flash3(std::vector<variant>& rows);  // flash3 (sm_90a)
+#ifdef ATTNBENCH_WITH_CUDNN  // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
+void add_cuda_rows_cudnn(std::vector<variant>& rows);  // cudnn_sdpa
+#endif
+
+void add_cuda_variants(std::vector<variant>& rows) {
+  add_cuda_rows_unfused(rows);
+  add_cuda_rows_flash1(rows);
+  add_cuda_rows_linear(rows);
+  add_cuda_rows_flash2(rows);
+  add_cuda_rows_flash3(rows);
+#ifdef ATTNBENCH_WITH_CUDNN
+  add_cuda_rows_cudnn(rows);
+#endif
+}
+
+namespace {
+const bool cuda_rows_registered = (register_row_provider(&add_cuda_variants), true);
+}  // namespace
+
+}  // namespace attnbench
