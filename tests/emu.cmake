@@ -137,7 +137,8 @@ endforeach()
 # unchanged against the emulator, and the emulator's own tests.
 set(ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused.cpp ${CMAKE_SOURCE_DIR}/tests/gpu/test_flash1.cpp
     ${CMAKE_SOURCE_DIR}/tests/gpu/test_linear.cpp ${CMAKE_SOURCE_DIR}/tests/gpu/test_reference_fp32.cpp
-    ${ab_emu_dir}/emu_runtime_test.cpp ${ab_emu_dir}/tolerance_test.cpp ${ab_emu_dir}/emu_gtest_main.cpp)
+    ${ab_emu_dir}/emu_runtime_test.cpp ${ab_emu_dir}/emu_hopper_test.cpp ${ab_emu_dir}/tolerance_test.cpp
+    ${ab_emu_dir}/emu_gtest_main.cpp)
 add_library(attnbench_emu_gtests OBJECT ${ab_emu_gtest_sources})
 ab_emu_setup(attnbench_emu_gtests)
 target_link_libraries(attnbench_emu_gtests PRIVATE GTest::gtest)
@@ -178,6 +179,10 @@ else()
   ab_emu_gtest(runtime "EmuRuntime.*:EmuCublas.*")
 endif()
 ab_emu_gtest(tolerance "ToleranceCap.*")
+# The Hopper twins (emu_hopper_test.cpp) and their negative controls: each
+# EmuHopperControl case passes only on the emulator's report of its defect.
+ab_emu_gtest(hopper "EmuHopper.*")
+ab_emu_gtest(hopper_controls "EmuHopperControl.*")
 ab_emu_gtest(unfused "CudaUnfusedHost.*:CudaUnfused.MatchesFp64ReferenceOnSmallShapes:CudaUnfused.RepeatedRunsAreIdentical")
 ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(linear "CudaLinearHost.*:CudaLinear.MatchesFp64ReferenceOnSmallShapes")
