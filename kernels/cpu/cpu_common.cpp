@@ -1,6 +1,7 @@
 #include "kernels/cpu/cpu_common.hpp"
 
 #include "kernels/cpu/exp_approx.hpp"
+#include "kernels/cpu/tile_gemm.hpp"
 
 #include <bit>
 #include <cblas.h>
@@ -42,25 +43,45 @@ int thread_id() { return omp_get_thread_num(); }
 
 // ---- BLAS ----------------------------------------------------------------------------
 
+// Through tile_gemm (AVX-512 micro-kernels, or cblas without AVX-512);
+// cblas directly for a beta other than 0 or 1.
 void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
              std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
              std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(lda),
-              b, int(ldb), beta, c, int(ldc));
+  if ((beta != 0.0f && beta != 1.0f) || !tile_gemm_vectorised()) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a,
+                int(lda), b, int(ldb), beta, c, int(ldc));
+    return;
+  }
+  // The NT fast path: B^T packed once ([k x n], n*k moves against m*n*k
+  // multiply-adds), then the NN micro-kernels.
+  thread_local std::vector<float> bt;
+  bt.resize(static_cast<std::size_t>(k * n));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t x = 0; x < k; ++x) bt[x * n + j] = b[j * ldb + x];
+  tile_gemm(m, n, k, alpha, {a, lda, 1}, bt.data(), n, c, ldc, {.accumulate = beta == 1.0f});
 }
 
 void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
              std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
              std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a,
-              int(lda), b, int(ldb), beta, c, int(ldc));
+  if (beta != 0.0f && beta != 1.0f) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a,
+                int(lda), b, int(ldb), beta, c, int(ldc));
+    return;
+  }
+  tile_gemm(m, n, k, alpha, {a, lda, 1}, b, ldb, c, ldc, {.accumulate = beta == 1.0f});
 }
 
 void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
              std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
              std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda),
-              b, int(ldb), beta, c, int(ldc));
+  if (beta != 0.0f && beta != 1.0f) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a,
+                int(lda), b, int(ldb), beta, c, int(ldc));
+    return;
+  }
+  tile_gemm(m, n, k, alpha, {a, 1, lda}, b, ldb, c, ldc, {.accumulate = beta == 1.0f});
 }
 
 blas_single_thread::blas_single_thread() : saved_(openblas_get_num_threads()) {

@@ -58,7 +58,7 @@ inline void fill_store(float* global, float value, std::int64_t n, byte_counter&
   c.add(static_cast<std::int64_t>(sizeof(float)) * n);
 }
 
-// ---- tile products (row-major, single-threaded BLAS) ------------------------------
+// ---- tile products (row-major, single-threaded; tile_gemm.hpp) ---------------------
 // C[m x n] = alpha * A[m x k] * B[n x k]^T + beta * C
 void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
              std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,

@@ -16,11 +16,17 @@
 // O is stored in the output dtype between blocks, as in the paper.
 // Expected bottleneck: memory at small d: Q, O, l, m cross global memory
 // once per visited block (traffic grows with Nkv / Bc), unlike flash2.
+// CPU specifics (issue 14), as flash2: Q loaded transposed so S^T = K Q^T
+// needs no NT product, K/V read in place, softmax statistics vectorised
+// across query rows (block_softmax_columns), and the update of O_i folded
+// into the P V product's epilogue (per-row scales of O_i and of P~ V_j).
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/tile_gemm.hpp"
+#include "kernels/cpu/tile_softmax.hpp"
 
 namespace attnbench::cpu {
 
@@ -40,14 +46,17 @@ class flash1_runner final : public cpu_runner {
     blas_single_thread blas;
 #pragma omp parallel if (worth_threads(p))
     {
-      std::vector<float> buf(2 * Br * d + 2 * Bc * d + Br * Bc + 2 * Br);
+      // Q^T (d x Br), O (Br x d), S^T (Bc x Br), l, m, block max and sum, the two row scales.
+      std::vector<float> buf(2 * Br * d + Bc * Br + 6 * Br);
       float* qs = buf.data();
-      float* os = qs + Br * d;
-      float* ks = os + Br * d;
-      float* vs = ks + Bc * d;
-      float* s = vs + Bc * d;
-      float* ls = s + Br * Bc;
+      float* os = qs + d * Br;
+      float* st = os + Br * d;
+      float* ls = st + Bc * Br;
       float* ms = ls + Br;
+      float* m_blk = ms + Br;
+      float* l_blk = m_blk + Br;
+      float* o_scale = l_blk + Br;
+      float* pv_scale = o_scale + Br;
       // O = 0, l = 0, m = -inf in global memory.
 #pragma omp for schedule(static)
       for (std::int64_t t = 0; t < tasks; ++t) {
@@ -66,34 +75,35 @@ class flash1_runner final : public cpu_runner {
           if (!causal_bounded_kv_tiles(p, qt).contains(kt)) continue;
           const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
           const std::int64_t row = (b * p.H + h) * p.Nq + r0;
-          load(ks, k_.data() + kv_offset(p, b, hkv, c0), cols * d, bytes_);
-          load(vs, v_.data() + kv_offset(p, b, hkv, c0), cols * d, bytes_);
-          load(qs, q_.data() + q_offset(p, b, h, r0), rows * d, bytes_);
+          const float* ks = read_tile(k_.data() + kv_offset(p, b, hkv, c0), cols * d, bytes_);
+          const float* vs = read_tile(v_.data() + kv_offset(p, b, hkv, c0), cols * d, bytes_);
+          load_transposed(qs, Br, q_.data() + q_offset(p, b, h, r0), rows, d, bytes_);
           load(os, o_.data() + q_offset(p, b, h, r0), rows * d, bytes_);
           load(ls, l_.data() + row, rows, bytes_);
           load(ms, m_.data() + row, rows, bytes_);
-          gemm_nt(rows, cols, d, scale_qk, qs, d, ks, d, 0.0f, s, Bc);
+          tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qs, Br, st, Br, {});  // S^T = K Q^T
+          if (!block_fully_visible(p, r0, r0 + rows, c0, cols))
+            for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, r0 + r, c0, st + r, Br, cols, neg_inf);
+          block_softmax_columns(st, cols, Br, rows, m_blk, l_blk);
           for (std::int64_t r = 0; r < rows; ++r) {
-            float* sr = s + r * Bc;
-            mask_row(p, r0 + r, c0, sr, cols, neg_inf);
-            const float m_blk = row_max(sr, cols);
-            if (m_blk == neg_inf) {  // nothing visible in this block: O, l, m unchanged
-              std::fill(sr, sr + cols, 0.0f);
+            if (m_blk[r] == neg_inf) {  // nothing visible in this block: O, l, m unchanged
+              o_scale[r] = 1.0f;
+              pv_scale[r] = 0.0f;
               continue;
             }
-            const float l_blk = exp_sub_sum(sr, cols, m_blk);
-            const float m_new = std::max(ms[r], m_blk);
+            const float m_new = std::max(ms[r], m_blk[r]);
             const float a_old = ms[r] == neg_inf ? 0.0f : std::exp(ms[r] - m_new);
-            const float a_blk = std::exp(m_blk - m_new);
-            const float l_new = a_old * ls[r] + a_blk * l_blk;
-            // O_i = (l a_old O_i + a_blk P~ V_j) / l_new: fold the factors into
-            // O_i and P~ so one product finishes the update.
-            scale(os + r * d, d, ls[r] * a_old / l_new);
-            scale(sr, cols, a_blk / l_new);
+            const float a_blk = std::exp(m_blk[r] - m_new);
+            const float l_new = a_old * ls[r] + a_blk * l_blk[r];
+            // O_i = (l a_old O_i + a_blk P~ V_j) / l_new: both factors go to
+            // the product's epilogue so one pass finishes the update.
+            o_scale[r] = ls[r] * a_old / l_new;
+            pv_scale[r] = a_blk / l_new;
             ls[r] = l_new;
             ms[r] = m_new;
           }
-          gemm_nn(rows, d, cols, 1.0f, s, Bc, vs, d, 1.0f, os, d);
+          tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, os, d,
+                    {.accumulate = true, .c_row_scale = o_scale, .ab_row_scale = pv_scale});
           store(o_.data() + q_offset(p, b, h, r0), os, rows * d, bytes_);
           store(l_.data() + row, ls, rows, bytes_);
           store(m_.data() + row, ms, rows, bytes_);

@@ -7,6 +7,7 @@
 // see the table in docs/cpu.md; 64x64x64 NN ~TODO against OpenBLAS's 114.
 #include "kernels/cpu/tile_gemm.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cblas.h>
 #include <vector>
@@ -36,10 +37,11 @@ void tile_gemm_blas(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
     ldt = n;
   }
   const bool tn = a.col_stride != 1;  // A stored transposed, [k x m]
-  const std::int64_t lda = tn ? a.col_stride : a.row_stride;
+  // cblas wants lda >= the stored row length even where one row is all there is.
+  const std::int64_t lda = tn ? std::max(a.col_stride, m) : std::max(a.row_stride, k);
   const float beta = plain && u.accumulate ? 1.0f : 0.0f;
   cblas_sgemm(CblasRowMajor, tn ? CblasTrans : CblasNoTrans, CblasNoTrans, int(m), int(n), int(k),
-              alpha, a.a, int(std::max<std::int64_t>(lda, 1)), b, int(ldb), beta, t, int(ldt));
+              alpha, a.a, int(std::max<std::int64_t>(lda, 1)), b, int(std::max(ldb, n)), beta, t, int(ldt));
   if (plain) return;
   for (std::int64_t i = 0; i < m; ++i) {
     const float cs = !u.accumulate ? 0.0f : u.c_row_scale ? u.c_row_scale[i] : 1.0f;
