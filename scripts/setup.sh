@@ -59,3 +59,35 @@ if [[ ! -f "$cudnn_fe_dir/include/cudnn_frontend.h" ]]; then
   fi
   rm -rf "$cudnn_fe_tmp"
 fi
+
+# CUTLASS/CuTe C++ headers for the host emulator's layout oracle (tests/emu/hopper_oracle_test.cpp,
+# ctest emu.hopper_oracle): only cutlass_library/source/include of the nvidia-cutlass wheel (cute/,
+# cutlass/; ~27 MB), unpacked into the cache that tests/emu.cmake searches. Tests only; skipped
+# without pip/PyPI (that test then reports itself skipped).
+cutlass_version=4.2.0.0
+cutlass_dir="${ATTNBENCH_CUTLASS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnbench/cutlass}/$cutlass_version"
+if [[ ! -f "$cutlass_dir/include/cute/tensor.hpp" ]]; then
+  echo "setup: fetching CUTLASS/CuTe $cutlass_version headers into $cutlass_dir" >&2
+  cutlass_tmp="$(mktemp -d)"
+  if "$py" -m pip download -q --no-deps --only-binary=:all: -d "$cutlass_tmp" "nvidia-cutlass==$cutlass_version" &&
+     "$py" - "$cutlass_tmp" <<'PY'
+import pathlib, sys, zipfile
+tmp = pathlib.Path(sys.argv[1])
+prefix = "cutlass_library/source/include/"
+with zipfile.ZipFile(next(tmp.glob("nvidia_cutlass-*.whl"))) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            out = tmp / "include" / name[len(prefix):]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(z.read(name))
+PY
+  then
+    mkdir -p "$cutlass_dir"
+    rm -rf "$cutlass_dir/include.partial"
+    mv "$cutlass_tmp/include" "$cutlass_dir/include.partial"
+    mv "$cutlass_dir/include.partial" "$cutlass_dir/include"
+  else
+    echo "setup: warning: could not fetch nvidia-cutlass $cutlass_version; emu.hopper_oracle will be skipped" >&2
+  fi
+  rm -rf "$cutlass_tmp"
+fi
