@@ -1,0 +1,69 @@
+# The cudnn_sdpa row (docs/cudnn.md): built when cudnn-frontend's headers and a cuDNN 9
+# (header + library from one prefix) are found; otherwise the row does not exist and
+# `attnbench list` does not show it. Included from kernels/cuda/CMakeLists.txt with
+# ATTNBENCH_CUDNN_TARGET naming the target the CUDA kernels build into.
+#
+# Headers: ATTNBENCH_CUDNN_FRONTEND_INCLUDE (the folder holding cudnn_frontend.h), found in
+# what scripts/setup.sh unpacks (${XDG_CACHE_HOME:-~/.cache}/attnbench/cudnn_frontend/<v>/include)
+# or a copy carried to a machine without network (.debs/cudnn_frontend/<v>/include).
+# cuDNN: ATTNBENCH_CUDNN_ROOT, else $CUDNN_ROOT / $CUDNN_PATH, the CUDA toolkit, or the
+# nvidia-cudnn-cu* wheel of python3 (where PyTorch's environment keeps it).
+set(attnbench_cudnn_cache "$ENV{XDG_CACHE_HOME}")
+if(NOT attnbench_cudnn_cache)
+  set(attnbench_cudnn_cache "$ENV{HOME}/.cache")
+endif()
+file(GLOB attnbench_fe_candidates
+     "${attnbench_cudnn_cache}/attnbench/cudnn_frontend/*/include/cudnn_frontend.h"
+     "${CMAKE_SOURCE_DIR}/.debs/cudnn_frontend/*/include/cudnn_frontend.h")
+list(SORT attnbench_fe_candidates COMPARE NATURAL ORDER DESCENDING)  # newest version first
+list(TRANSFORM attnbench_fe_candidates REPLACE "/cudnn_frontend.h$" "")
+find_path(ATTNBENCH_CUDNN_FRONTEND_INCLUDE cudnn_frontend.h HINTS ${attnbench_fe_candidates}
+          DOC "cudnn-frontend include folder (holds cudnn_frontend.h)")
+
+set(attnbench_cudnn_prefixes ${ATTNBENCH_CUDNN_ROOT} $ENV{CUDNN_ROOT} $ENV{CUDNN_PATH}
+    ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
+find_program(attnbench_python3 python3)
+if(attnbench_python3)
+  execute_process(COMMAND ${attnbench_python3} -c
+                  "import nvidia.cudnn as m; print(list(m.__path__)[0])"
+                  OUTPUT_VARIABLE attnbench_py_cudnn OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
+                  TIMEOUT 30)
+  list(APPEND attnbench_cudnn_prefixes ${attnbench_py_cudnn})
+endif()
+set(attnbench_cudnn_include "")
+set(attnbench_cudnn_library "")
+foreach(prefix ${attnbench_cudnn_prefixes})
+  file(GLOB attnbench_libs "${prefix}/lib/libcudnn.so" "${prefix}/lib64/libcudnn.so"
+       "${prefix}/lib/libcudnn.so.9" "${prefix}/lib64/libcudnn.so.9")
+  if(EXISTS "${prefix}/include/cudnn.h" AND attnbench_libs)
+    set(attnbench_cudnn_include "${prefix}/include")
+    list(GET attnbench_libs 0 attnbench_cudnn_library)
+    break()
+  endif()
+endforeach()
+
+if(NOT ATTNBENCH_CUDNN_FRONTEND_INCLUDE OR NOT attnbench_cudnn_library)
+  message(STATUS "attnbench: cudnn_sdpa row OFF (cudnn-frontend headers: "
+                 "${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}; cuDNN library: "
+                 "${attnbench_cudnn_library}; scripts/setup.sh fetches the headers)")
+  return()
+endif()
+file(STRINGS "${attnbench_cudnn_include}/cudnn_version.h" attnbench_cudnn_v
+     REGEX "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) +[0-9]+")
+string(REGEX REPLACE "[^0-9 ]|CUDNN" "" attnbench_cudnn_v "${attnbench_cudnn_v}")
+string(STRIP "${attnbench_cudnn_v}" attnbench_cudnn_v)
+string(REGEX REPLACE " +" "." attnbench_cudnn_v "${attnbench_cudnn_v}")
+message(STATUS "attnbench: cudnn_sdpa row ON (cuDNN ${attnbench_cudnn_v} at ${attnbench_cudnn_library}, "
+               "cudnn-frontend ${ATTNBENCH_CUDNN_FRONTEND_INCLUDE})")
+
+# One TU (~45 s of g++ -O3 on this machine's cores); the JSON serialisation it does not use is
+# left out (CUDNN_FRONTEND_SKIP_JSON_LIB: 62 s -> 44 s).
+target_sources(${ATTNBENCH_CUDNN_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cudnn_sdpa.cpp)
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cudnn_sdpa.cpp TARGET_DIRECTORY ${ATTNBENCH_CUDNN_TARGET}
+                            PROPERTIES
+                            COMPILE_DEFINITIONS CUDNN_FRONTEND_SKIP_JSON_LIB)
+target_include_directories(${ATTNBENCH_CUDNN_TARGET} SYSTEM PRIVATE ${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}
+                           ${attnbench_cudnn_include})
+target_link_libraries(${ATTNBENCH_CUDNN_TARGET} PUBLIC ${attnbench_cudnn_library} CUDA::nvrtc)
+# The registry calls add_cuda_rows_cudnn only where it is built (not in the host emulator).
+target_compile_definitions(${ATTNBENCH_CUDNN_TARGET} PRIVATE ATTNBENCH_WITH_CUDNN)

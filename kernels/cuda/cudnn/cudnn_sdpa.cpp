@@ -1,0 +1,237 @@
+// Row cudnn_sdpa of the cuda backend: cuDNN's fused scaled-dot-product
+// attention forward, built through cudnn-frontend's header-only graph API.
+//
+// Idea: what a user gets from the vendor library instead of writing a kernel.
+// One graph per problem (Q, K, V in p.type, fp32 softmax and accumulation,
+// scale 1/sqrt(d), Stats = the natural-log log-sum-exp of the scaled scores,
+// which is attnbench's lse as is); masks as the diagonal band with bottom-right
+// alignment (cudnn_band.hpp); GQA through K/V tensors of Hkv heads (cuDNN maps
+// query head h to KV head h / (H / Hkv), as attnbench does). The graph is
+// validated, lowered, planned (heuristics mode A) and built once per problem
+// and process, the first time supports(), memory_bytes() or the runner asks,
+// so graph build and plan compilation stay outside the timed region; run() is
+// one cudnnBackendExecute on attnbench's stream. Predecessor: none of ours —
+// the library baseline beside flash2 (and cublas_unfused, the unfused one).
+// Expected bottleneck: tensor-core math for long sequences, K/V bandwidth for
+// decode; the kernel is closed, so only the minimal-IO byte model is given.
+// Not covered: fp8 (attnbench has no fp8 dtype; cuDNN's sdpa_fp8 needs
+// per-tensor scales the problem does not define), global tokens (no band).
+#include <cudnn_frontend.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/cuda/cuda_check.cuh"
+#include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/cudnn/cudnn_band.hpp"
+#include "kernels/models/models.hpp"
+
+namespace attnbench {
+
+namespace cuda {
+namespace {
+
+namespace fe = cudnn_frontend;
+
+enum tensor_uid : fe::graph::Tensor_attributes::uid_t { uid_q = 1, uid_k, uid_v, uid_o, uid_stats };
+
+// One handle for the process (creation initialises cuDNN: tens of ms); never
+// destroyed, so no static destruction order issue at exit.
+cudnnHandle_t cudnn_handle() {
+  static cudnnHandle_t h = [] {
+    cudnnHandle_t created = nullptr;
+    if (const cudnnStatus_t s = cudnnCreate(&created); s != CUDNN_STATUS_SUCCESS)
+      throw backend_error(fmt::format("cudnnCreate: {}", cudnnGetErrorString(s)));
+    return created;
+  }();
+  return h;
+}
+
+// A built graph, or why cuDNN refused the problem.
+struct built_graph {
+  std::shared_ptr<fe::graph::Graph> graph;
+  std::int64_t workspace_bytes = 0;
+  std::string refusal;  // empty when built
+};
+
+// Everything a graph depends on (Br, Bc do not matter to cuDNN).
+using graph_key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                             std::int64_t, int, int, std::int64_t, std::int64_t>;
+graph_key key_of(const problem& p) {
+  return {p.B,
+          p.H,
+          p.Hkv,
+          p.Nq,
+          p.Nkv,
+          p.d,
+          static_cast<int>(p.type),
+          static_cast<int>(p.mask.kind),
+          p.mask.left,
+          p.mask.right};
+}
+
+built_graph build_graph(const problem& p) {
+  const cudnn_band band = cudnn_band_for(p);
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(p.type == dtype::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  const auto bhsd = [&](const char* name, fe::graph::Tensor_attributes::uid_t uid, std::int64_t heads,
+                        std::int64_t seq) {
+    return g->tensor(fe::graph::Tensor_attributes()
+                         .set_name(name)
+                         .set_uid(uid)
+                         .set_dim({p.B, heads, seq, p.d})
+                         .set_stride({heads * seq * p.d, seq * p.d, p.d, 1}));
+  };
+  auto q = bhsd("Q", uid_q, p.H, p.Nq);
+  auto k = bhsd("K", uid_k, p.Hkv, p.Nkv);
+  auto v = bhsd("V", uid_v, p.Hkv, p.Nkv);
+  auto opts = fe::graph::SDPA_attributes()
+                  .set_name("attnbench_sdpa")
+                  .set_generate_stats(true)
+                  .set_attn_scale(1.f / std::sqrt(static_cast<float>(p.d)));
+  if (band.left || band.right) opts.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
+  // The bounds fit in int: cudnn_band_for sets them only below Nkv <= 2^24.
+  if (band.right) opts.set_diagonal_band_right_bound(static_cast<int>(*band.right));
+  if (band.left) opts.set_diagonal_band_left_bound(static_cast<int>(*band.left));
+  auto [o, stats] = g->sdpa(q, k, v, opts);
+  o->set_output(true)
+      .set_uid(uid_o)
+      .set_dim({p.B, p.H, p.Nq, p.d})
+      .set_stride({p.H * p.Nq * p.d, p.Nq * p.d, p.d, 1});
+  stats->set_output(true)
+      .set_uid(uid_stats)
+      .set_data_type(fe::DataType_t::FLOAT)
+      .set_dim({p.B, p.H, p.Nq, 1})
+      .set_stride({p.H * p.Nq, p.Nq, 1, 1});
+
+  cudnnHandle_t h = cudnn_handle();
+  built_graph b;
+  const auto refused = [&](const char* stage, fe::error_t e) {
+    b.refusal = fmt::format("cuDNN {} {}: {}", cudnnGetVersion(), stage, e.get_message());
+    return b;
+  };
+  if (auto e = g->validate(); e.is_bad()) return refused("validate", e);
+  if (auto e = g->build_operation_graph(h); e.is_bad()) return refused("build_operation_graph", e);
+  if (auto e = g->create_execution_plans({fe::HeurMode_t::A}); e.is_bad())
+    return refused("create_execution_plans", e);
+  if (auto e = g->check_support(h); e.is_bad()) return refused("check_support", e);
+  if (auto e = g->build_plans(h); e.is_bad()) return refused("build_plans", e);
+  if (auto e = g->get_workspace_size(b.workspace_bytes); e.is_bad()) return refused("get_workspace_size", e);
+  b.graph = std::move(g);
+  return b;
+}
+
+// Graphs built in this process, per problem; kept for the process's life
+// (a plan is host state plus its loaded kernels: small beside a sweep's data).
+// Never throws: supports() and memory_bytes() run outside the harness's
+// per-configuration error handling, so a failure (cudnnCreate, a CUDA error
+// inside the build) becomes the problem's refusal, and the runner throws it.
+std::shared_ptr<const built_graph> graph_for(const problem& p) {
+  static std::mutex mu;
+  static std::map<graph_key, std::shared_ptr<const built_graph>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = cache.try_emplace(key_of(p));
+  if (inserted) {
+    built_graph b;
+    try {
+      b = build_graph(p);
+    } catch (const std::exception& e) {
+      b = built_graph{.refusal = std::string("cuDNN SDPA graph build failed: ") + e.what()};
+    }
+    it->second = std::make_shared<const built_graph>(std::move(b));
+  }
+  return it->second;
+}
+
+bool device_usable() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+// What cuDNN's band cannot express, decided without a device.
+support static_support(const problem& p) {
+  if (p.mask.global > 0)
+    return support::no(
+        fmt::format("global tokens (global:{}) are no diagonal band: cuDNN's SDPA mask cannot express them",
+                    p.mask.global));
+  if (p.d % 8 != 0 || p.d > 256)
+    return support::no(fmt::format("head dim d={}: cuDNN's SDPA needs a multiple of 8, at most 256", p.d));
+  const cudnn_band band = cudnn_band_for(p);
+  if (p.Nq > p.Nkv && (band.left || band.right))
+    return support::no(fmt::format("Nq={} > Nkv={} with mask {}: cuDNN's bottom-right band needs Nq <= Nkv",
+                                   p.Nq, p.Nkv, to_string(p.mask)));
+  return support::yes();
+}
+
+// Static rules, then (with a device) cuDNN's own verdict on the built graph.
+support cudnn_sdpa_support(const problem& p) {
+  if (support s = static_support(p); !s.ok) return s;
+  if (!device_usable()) return support::yes();
+  const auto g = graph_for(p);
+  return g->refusal.empty() ? support::yes() : support::no(g->refusal);
+}
+
+std::int64_t workspace_bytes(const problem& p) {
+  if (!static_support(p).ok || !device_usable()) return 0;
+  return graph_for(p)->workspace_bytes;
+}
+
+class cudnn_sdpa_runner : public device_runner {
+ public:
+  // The Stats output is always written (lse is the row's), so the base always
+  // allocates it.
+  explicit cudnn_sdpa_runner(const problem& p)
+      : device_runner(p, true), graph_(graph_for(p)), workspace_(graph_->workspace_bytes) {
+    if (!graph_->refusal.empty()) throw backend_error(graph_->refusal);
+    pack_ = {
+        {uid_q, q_.get()}, {uid_k, k_.get()}, {uid_v, v_.get()}, {uid_o, o_.get()}, {uid_stats, lse_.get()}};
+  }
+  void run() override {
+    cudnnHandle_t h = cudnn_handle();
+    if (const cudnnStatus_t s = cudnnSetStream(h, stream()); s != CUDNN_STATUS_SUCCESS)
+      throw backend_error(fmt::format("cudnnSetStream: {}", cudnnGetErrorString(s)));
+    if (auto e = graph_->graph->execute(h, pack_, workspace_.get()); e.is_bad())
+      throw backend_error(fmt::format("cuDNN SDPA execute: {}", e.get_message()));
+  }
+
+ private:
+  std::shared_ptr<const built_graph> graph_;
+  device_buffer workspace_;
+  std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*> pack_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+void add_cuda_rows_cudnn(std::vector<variant>& rows) {
+  // Named first: GCC 12 -O3 warns (maybe-uninitialized) on a braced vector inside the braced row.
+  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16}, .masks = mask_none | mask_causal | mask_local};
+  rows.push_back({
+      .name = "cudnn_sdpa",
+      .backend = backend_kind::cuda,
+      .summary = "cuDNN fused SDPA forward (cudnn-frontend graph, bottom-right band mask; bytes: minimal IO)",
+      .writes_lse = true,
+      .caps = caps,
+      .tags = {tag::fused, tag::library},
+      .check = cuda::cudnn_sdpa_support,
+      .model =
+          [](const problem& p) {
+            return model_figures{model_flops_softmax(p), model_flops_softmax(p),
+                                 model_bytes_cudnn_sdpa_min_io(p)};
+          },
+      .memory_bytes = [](const problem& p) { return memory_bytes_cudnn_sdpa(p, cuda::workspace_bytes(p)); },
+      .make_runner = [](const problem& p, bool) -> std::unique_ptr<runner> {
+        return std::make_unique<cuda::cudnn_sdpa_runner>(p);
+      },
+  });
+}
+
+}  // namespace attnbench

@@ -1,0 +1,241 @@
+// cudnn_sdpa (cuda): cuDNN's fused SDPA through cudnn-frontend. Host-only
+// (run without a GPU): attnbench's masks as cuDNN's bottom-right diagonal band
+// against core/mask.hpp pair by pair (with off-by-one and top-left controls
+// that must mismatch), the refusals with their reasons, the minimal-IO model
+// and memory with the workspace. GPU: small shapes (ragged, Nq != Nkv, every
+// mask the row claims, every GQA ratio, decode) against the fp64 reference
+// with 2x cublas_unfused's error bound and the lse; large ones against the
+// on-device fp32 reference. Every test that needs the row skips with the
+// reason when the build found no cuDNN / cudnn-frontend (docs/cudnn.md).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/mask.hpp"
+#include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/cudnn/cudnn_band.hpp"
+#include "kernels/models/models.hpp"
+#include "tests/gpu/cuda_cases.hpp"
+#include "tests/gpu/flash2_test_support.hpp"
+
+namespace attnbench::testing {
+namespace {
+
+const char* const kNotBuilt =
+    "cudnn_sdpa row not built: configure found no cuDNN or no cudnn-frontend headers "
+    "(scripts/setup.sh, docs/cudnn.md)";
+
+#define ATTN_REQUIRE_CUDNN_ROW()                                                    \
+  do {                                                                              \
+    if (!find_variant("cudnn_sdpa", backend_kind::cuda)) GTEST_SKIP() << kNotBuilt; \
+  } while (0)
+
+const variant& cudnn_row() { return *find_variant("cudnn_sdpa", backend_kind::cuda); }
+
+problem prob(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
+             std::int64_t d, dtype t, const char* mask) {
+  return attnbench::make_problem(B, H, Hkv, Nq, Nkv, d, t, mask);
+}
+
+// Pairs (i, j) where band b and attnbench's visibility disagree.
+std::int64_t band_mismatches(const problem& p, const cuda::cudnn_band& b) {
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < p.Nq; ++i)
+    for (std::int64_t j = 0; j < p.Nkv; ++j) n += cuda::cudnn_band_keeps(p, b, i, j) != is_visible(p, i, j);
+  return n;
+}
+
+struct band_case {
+  std::int64_t nq, nkv;
+  const char* mask;
+};
+// Nq = Nkv, Nq < Nkv (bottom-right shifts the band), decode, windows at the
+// edges (L = 0, R = 0), windows wider than the problem, Nq > Nkv unmasked.
+const band_case kBandCases[] = {
+    {37, 37, "none"},         {37, 37, "causal"},      {20, 53, "causal"},     {1, 100, "causal"},
+    {4, 100, "causal"},       {37, 37, "local:5,3"},   {20, 53, "local:0,0"},  {20, 53, "local:7,0"},
+    {20, 53, "local:0,9"},    {20, 53, "local:31,7"},  {1, 100, "local:10,0"}, {20, 53, "local:500,500"},
+    {20, 53, "local:40,500"}, {20, 53, "local:500,0"}, {70, 45, "none"},       {70, 45, "local:500,500"},
+};
+
+TEST(CudnnBandHost, TranslationKeepsExactlyTheVisiblePairs) {
+  for (const band_case& c : kBandCases) {
+    const problem p = prob(1, 1, 1, c.nq, c.nkv, 64, dtype::bf16, c.mask);
+    EXPECT_EQ(band_mismatches(p, cuda::cudnn_band_for(p)), 0) << c.nq << "x" << c.nkv << " " << c.mask;
+  }
+}
+
+TEST(CudnnBandHost, BoundsAsCudnnDefinesThem) {
+  // local:L,R -> left_bound L + 1 (cuDNN keeps j > i' - left), right_bound R.
+  cuda::cudnn_band b = cuda::cudnn_band_for(prob(1, 1, 1, 20, 53, 64, dtype::bf16, "local:31,7"));
+  ASSERT_TRUE(b.left && b.right);
+  EXPECT_EQ(*b.left, 32);
+  EXPECT_EQ(*b.right, 7);
+  b = cuda::cudnn_band_for(prob(1, 1, 1, 37, 37, 64, dtype::bf16, "causal"));
+  EXPECT_FALSE(b.left);
+  ASSERT_TRUE(b.right);
+  EXPECT_EQ(*b.right, 0);
+  // Bounds that remove nothing stay unset: decode under bottom-right causal
+  // sees every key, and a window wider than the problem is no mask.
+  b = cuda::cudnn_band_for(prob(1, 1, 1, 1, 100, 64, dtype::bf16, "causal"));
+  EXPECT_FALSE(b.left || b.right);
+  b = cuda::cudnn_band_for(prob(1, 1, 1, 20, 53, 64, dtype::bf16, "local:500,500"));
+  EXPECT_FALSE(b.left || b.right);
+}
+
+// Negative controls: the translation test catches a left bound off by one and
+// a top-left (unshifted) alignment.
+TEST(CudnnBandHost, NegativeControlsMismatch) {
+  for (const band_case& c : kBandCases) {
+    const problem p = prob(1, 1, 1, c.nq, c.nkv, 64, dtype::bf16, c.mask);
+    const cuda::cudnn_band b = cuda::cudnn_band_for(p);
+    if (b.left) {
+      cuda::cudnn_band off_by_one = b;
+      off_by_one.left = *b.left - 1;  // cuDNN's left bound taken as attnbench's L
+      EXPECT_GT(band_mismatches(p, off_by_one), 0) << c.nq << "x" << c.nkv << " " << c.mask;
+    }
+    if ((b.left || b.right) && p.Nq != p.Nkv) {
+      std::int64_t n = 0;  // the band applied as if query 0 sat at key 0 (cuDNN's TOP_LEFT)
+      for (std::int64_t i = 0; i < p.Nq; ++i)
+        for (std::int64_t j = 0; j < p.Nkv; ++j) {
+          const bool keep = (!b.right || j <= i + *b.right) && (!b.left || j > i - *b.left);
+          n += keep != is_visible(p, i, j);
+        }
+      EXPECT_GT(n, 0) << c.nq << "x" << c.nkv << " " << c.mask;
+    }
+  }
+}
+
+TEST(CudnnSdpaHost, RowDeclaration) {
+  ATTN_REQUIRE_CUDNN_ROW();
+  const variant& v = cudnn_row();
+  EXPECT_TRUE(v.writes_lse);
+  EXPECT_TRUE(v.has(tag::library));
+  EXPECT_TRUE(v.has(tag::fused));
+  EXPECT_FALSE(v.has(tag::tiled));
+  EXPECT_EQ(v.caps.masks & mask_global, 0u);
+}
+
+TEST(CudnnSdpaHost, SupportsReasons) {
+  ATTN_REQUIRE_CUDNN_ROW();
+  const variant& v = cudnn_row();
+  problem p = prob(1, 2, 2, 128, 128, 64, dtype::fp32, "none");
+  EXPECT_EQ(v.supports(p).reason, "cudnn_sdpa (cuda) computes in fp16, bf16, not fp32");
+  p = prob(1, 2, 2, 128, 128, 64, dtype::bf16, "causal+global:4");
+  EXPECT_NE(v.supports(p).reason.find("global"), std::string::npos) << v.supports(p).reason;
+  // Past the capabilities (a row declaring global would still refuse it, with
+  // why).
+  p.d = 100;  // validate() refuses it first; the row's own rule still names it
+  p.mask = {};
+  EXPECT_NE(v.supports(p).reason.find("d=100"), std::string::npos) << v.supports(p).reason;
+  p = prob(1, 2, 2, 300, 77, 64, dtype::bf16, "causal");
+  EXPECT_NE(v.supports(p).reason.find("Nq=300 > Nkv=77"), std::string::npos) << v.supports(p).reason;
+  p = prob(1, 2, 2, 300, 77, 64, dtype::bf16, "local:10,0");
+  EXPECT_FALSE(v.supports(p).ok);
+  if (no_device_reason().empty()) return;  // with a device cuDNN's own verdict decides the rest
+  for (const char* m : {"none", "causal", "local:31,7"})
+    EXPECT_TRUE(v.supports(prob(1, 8, 2, 100, 777, 128, dtype::fp16, m)).ok) << m;
+  EXPECT_TRUE(v.supports(prob(1, 2, 2, 300, 77, 64, dtype::bf16, "none")).ok);
+}
+
+TEST(CudnnSdpaHost, MinimalIoModelAndMemoryWithWorkspace) {
+  const problem p = prob(2, 8, 2, 100, 333, 64, dtype::bf16, "causal");
+  const double lse = 4.0 * p.rows();
+  EXPECT_DOUBLE_EQ(model_bytes_cudnn_sdpa_min_io(p), model_bytes_min(p) + lse);
+  EXPECT_EQ(memory_bytes_cudnn_sdpa(p, 0), cuda::device_runner::base_memory_bytes(p));
+  EXPECT_EQ(memory_bytes_cudnn_sdpa(p, 12345), cuda::device_runner::base_memory_bytes(p) + 12345);
+  if (!find_variant("cudnn_sdpa", backend_kind::cuda)) return;
+  const variant& v = cudnn_row();
+  const model_figures m = v.model(p);
+  EXPECT_DOUBLE_EQ(m.bytes, model_bytes_cudnn_sdpa_min_io(p));
+  EXPECT_DOUBLE_EQ(m.flops, model_flops_softmax(p));
+  // Without a device the workspace is unknown (0); with one, whatever cuDNN's
+  // plan asks.
+  if (no_device_reason().empty())
+    EXPECT_GE(v.memory_bytes(p), cuda::device_runner::base_memory_bytes(p));
+  else
+    EXPECT_EQ(v.memory_bytes(p), cuda::device_runner::base_memory_bytes(p));
+}
+
+// ---- GPU --------------------------------------------------------------------
+
+#define ATTN_REQUIRE_CUDNN_GPU() \
+  do {                           \
+    ATTN_REQUIRE_GPU();          \
+    ATTN_REQUIRE_CUDNN_ROW();    \
+  } while (0)
+
+TEST(CudnnSdpa, RaggedLengthsBothDtypes) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  for (dtype t : {dtype::bf16, dtype::fp16})
+    for (const char* m : {"none", "causal"}) {
+      expect_row_accurate("cudnn_sdpa", prob(2, 3, 3, 200, 333, 64, t, m));
+      expect_row_accurate("cudnn_sdpa", prob(1, 2, 2, 100, 777, 128, t,
+                                             m));  // Nq < Nkv: bottom-right
+    }
+  expect_row_accurate("cudnn_sdpa", prob(1, 2, 2, 300, 77, 64, dtype::bf16,
+                                         "none"));  // Nq > Nkv
+}
+
+TEST(CudnnSdpa, LocalWindows) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  for (const char* m : {"local:31,7", "local:0,0", "local:100,0", "local:0,40", "local:500,500"}) {
+    expect_row_accurate("cudnn_sdpa", prob(1, 2, 2, 333, 333, 64, dtype::bf16, m));
+    expect_row_accurate("cudnn_sdpa", prob(1, 2, 2, 120, 333, 128, dtype::fp16, m));
+  }
+}
+
+TEST(CudnnSdpa, EveryGqaRatio) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  for (std::int64_t hkv : {8, 4, 2, 1})
+    expect_row_accurate("cudnn_sdpa", prob(2, 8, hkv, 130, 250, 128, dtype::bf16, "causal"));
+  expect_row_accurate("cudnn_sdpa", prob(1, 6, 2, 130, 250, 64, dtype::fp16, "none"));  // G = 3
+}
+
+TEST(CudnnSdpa, Decode) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  for (std::int64_t nq : {1, 4})
+    for (const char* m : {"causal", "none", "local:255,0"}) {
+      expect_row_accurate("cudnn_sdpa", prob(2, 8, 1, nq, 4096, 128, dtype::bf16, m));
+      expect_row_accurate("cudnn_sdpa", prob(1, 8, 8, nq, 1000, 64, dtype::fp16, m));
+    }
+}
+
+TEST(CudnnSdpa, RepeatedRunsAndSharedGraphAreIdentical) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  // The graph is cached per problem: two runners share it; run() twice (as the
+  // timing loop does).
+  const problem p = prob(1, 4, 2, 200, 300, 64, dtype::bf16, "causal");
+  const host_inputs in = make_inputs(p, 7);
+  auto a = cudnn_row().make(p);
+  auto b = cudnn_row().make(p);
+  a->set_inputs(in);
+  b->set_inputs(in);
+  a->run();
+  a->run();
+  b->poison_outputs();
+  b->run();
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  const host_outputs oa = a->get_outputs(), ob = b->get_outputs();
+  EXPECT_EQ(oa.o, ob.o);
+  EXPECT_EQ(oa.lse, ob.lse);
+}
+
+TEST(CudnnSdpa, LargeShapesAgainstDeviceReference) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  for (const char* m : {"none", "causal", "local:255,0"})
+    for (dtype t : {dtype::bf16, dtype::fp16}) {
+      const problem p = prob(2, 8, 2, 1024, 1536, 128, t, m);
+      SCOPED_TRACE(describe(p));
+      const error_report base =
+          compare_with_device_reference(*find_variant("cublas_unfused", backend_kind::cuda), p);
+      const double tol = low_precision_bound(base.rel_l2, t);
+      const error_report e = compare_with_device_reference(cudnn_row(), p);
+      EXPECT_EQ(e.nonfinite, 0);
+      EXPECT_LE(e.rel_l2, tol) << "max abs " << e.max_abs;
+      EXPECT_LE(e.lse_max_abs, kLseBound);
+    }
+}
+
+}  // namespace
+}  // namespace attnbench::testing
