@@ -9,7 +9,8 @@
 #
 # Dependencies come from the system, or from .debs/root (Debian packages that
 # scripts/fetch_debs.sh unpacks on a networked machine; carry .debs/root and
-# .debs/bin to the GPU machine). Budget: 8 minutes on one H200 with 16 cores.
+# .debs/bin to the GPU machine; .debs/cudnn_frontend too for the cudnn_sdpa row, docs/cudnn.md;
+# cuDNN itself comes from python3's nvidia-cudnn wheel). Budget: 8 minutes on one H200 with 16 cores.
 # Environment: GPU_CHECK_SWEEP_ARGS (extra sweep arguments, default
 # "--dtype bf16 --reps 5"), GPU_CHECK_BUILD_DIR (default build-gpu),
 # GPU_CHECK_TEST_TIMEOUT (seconds per test, default 120), GPU_CHECK_BUILD_S
@@ -114,6 +115,14 @@ if ! "$bin" backend --backend cuda > "$out/backend.txt" 2>&1; then
   echo "gpu_check: the built binary cannot use the GPU:" >&2
   cat "$out/backend.txt" >&2
 fi
+# cudnn_sdpa exists only where configure found cuDNN and cudnn-frontend's headers (docs/cudnn.md:
+# carry .debs/cudnn_frontend); its gpu tests and sweep entries come with it: say which.
+if "$bin" list --backend cuda 2>/dev/null | grep -q "^cudnn_sdpa "; then
+  echo "cudnn_sdpa: built ($(grep -o 'cuDNN [0-9.]* at [^,]*' "$out/configure.log"))" > "$out/cudnn_row.txt"
+else
+  echo "cudnn_sdpa: NOT built: $(grep -o 'cudnn_sdpa row OFF.*' "$out/configure.log")" > "$out/cudnn_row.txt"
+fi
+say "$(cat "$out/cudnn_row.txt")"
 
 # ---- static checks, GPU tests ------------------------------------------------------------
 step static "$out/static.log" 60 ctest --test-dir "$build" -L static --output-on-failure
@@ -154,6 +163,8 @@ lines = []
 env = open(os.path.join(out, "env.txt"), errors="replace").read()
 gpu = re.search(r"GPU 0: ([^(\n]+)", env)
 lines.append(f"device: {gpu.group(1).strip() if gpu else 'unknown'}")
+if os.path.exists(os.path.join(out, "cudnn_row.txt")):
+    lines.append(open(os.path.join(out, "cudnn_row.txt")).read().strip())
 for row in open(os.path.join(out, "steps.tsv")):
     name, st, dt, log = row.rstrip("\n").split("\t")
     lines.append(f"step {name:10s} {st:18s} {dt:>5s}  {log}")
