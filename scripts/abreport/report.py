@@ -85,11 +85,13 @@ def _fastest(es: list[Entry]) -> Optional[Entry]:
 
 
 def versus_rows(ds: Dataset) -> list[tuple[Entry, Entry, float]]:
-    """Per problem (dtype, shape, mask) with both: the fastest attnbench entry (any variant,
-    any tile), the fastest library peer, and attnbench time / library time, in one run."""
+    """Per problem (dtype, shape, mask) with both: the fastest attnbench softmax entry (any
+    variant, any tile), the fastest library peer, and attnbench time / library time, in one run."""
+    other_math = {r.name for run in ds.runs for r in run.variants if r.math != "softmax"}  # linear: another function
     groups: dict[tuple, list[Entry]] = {}
     for e in ds.ok_entries:
-        groups.setdefault((e.run,) + e.problem_key, []).append(e)
+        if e.variant not in other_math:
+            groups.setdefault((e.run,) + e.problem_key, []).append(e)
     rows = []
     for k in sorted(groups, key=lambda k: (dtype_order(k[2]), k[1]) + k[3:]):
         ours = _fastest([e for e in groups[k] if not e.peer])
@@ -103,8 +105,9 @@ def _versus_table(ds: Dataset) -> list[str]:
     if not ds.peers:
         return ["No library peers in this run (scripts/peers.py writes them; scripts/run_main.sh runs it "
                 "when PyTorch is importable)."]
-    libs = sorted({(e.variant, e.library) for e in ds.entries if e.peer and e.library})
-    lines = ["Per problem: the fastest attnbench variant (over its tiles) and the fastest library peer "
+    libs = sorted({(e.variant, e.library) for e in ds.ok_entries if e.peer and e.library})
+    lines = ["Per problem: the fastest attnbench softmax variant (over its tiles; rows of another math, "
+             "such as linear attention, compute another function and are left out) and the fastest library peer "
              "(scripts/peers.py: same problems, same timing method, same FLOP model and fp64 check; an "
              "entry over its error tolerance never counts as fastest). Ratio = attnbench time / library "
              "time, so above 1 the library is faster. Libraries: "

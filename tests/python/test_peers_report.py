@@ -86,6 +86,7 @@ def test_gqa_tile_without_a_gqa_group_covers_the_most_hkv(tmp_path):
 def test_versus_libraries_table(tmp_path):
     b = [ours("naive", "seq", 8, n, "causal", 64, 64, 4.0 * n / 256) for n in (256, 512)]
     b += [ours("flash2", "seq", 8, n, "causal", br, 64, t) for n in (256, 512) for br, t in ((64, n / 256), (128, 0.5 * n / 256))]
+    b.append(ours("linear", "seq", 8, 256, "causal", 64, 64, 0.01))  # another function (math linear): left out
     b.append(peer("torch_sdpa", "seq", 8, 256, 256, "causal", 0.25))
     b.append(peer("torch_sdpa_math", "seq", 8, 256, 256, "causal", 0.1, err_ok=False))  # never fastest
     b.append(peer("torch_sdpa", "seq", 8, 512, 512, "causal", 2.0))
