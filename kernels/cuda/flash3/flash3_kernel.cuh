@@ -28,11 +28,13 @@
 // shared-memory operand reads per FLOP); the tile walk, packing, masks and
 // the epilogue's conventions are flash2's.
 //
-// Expected bottleneck (estimate, docs/flash3.md): the tensor cores. Per key
-// tile a CTA does 4 * 128 * BN * d FLOPs against 4 * BN * d bytes of K/V
-// (128 FLOP/B, L2 serves re-reads); the exp2 units (MUFU: 16/clk/SM vs 1024
-// dense bf16 FLOP/clk/SM... 128 * BN exponentials per tile) are the second
-// limit, which the pingpong hides behind the other warpgroup's GEMMs.
+// Expected bottleneck (estimate, docs/flash3.md; not measured yet): the
+// tensor cores. Per consumer warpgroup and 128-key tile at d = 128 the GEMMs
+// are 4 * 64 * 128 * 128 FLOP = 1024 cycles of an SM's dense bf16 rate (4096
+// FLOP/clk), the softmax 8192 exp2 = 512 cycles of MUFU (16/clk) plus its
+// FMAs; the pingpong hides one warpgroup's softmax behind the other's GEMMs.
+// At d = 64 the GEMMs halve and the exponentials bind. K/V bytes per FLOP are
+// flash2's at Br = 128 (128 FLOP/B; the L2 serves the re-reads).
 #pragma once
 
 #include <cuda_runtime.h>
