@@ -24,7 +24,8 @@ Subcommands:
                          must hold HGMMA (wgmma), UTMALDG (TMA loads) and USETMAXREG in its
                          SASS, 0 spills, launch registers x threads <= 64K, and setmaxnreg
                          budgets (producer dec, consumer inc) that fit the 64K register file
-                         for one producer and --consumer-wgs consumer warpgroups.
+                         for one producer and --consumer-wgs consumer warpgroups, and no
+                         "wgmma ... serialized" (C7520) in ptxas's report.
                          --require-sm90a: fail when no such kernel was built for sm_90a.
 
 Dynamic shared memory is chosen at launch, so it is not in ptxas's report: the
@@ -332,12 +333,16 @@ def sass_functions(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], l
     return out
 
 
-def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs: int) -> list[str]:
-    """What is wrong with one sm_90a kernel entry (empty: nothing)."""
+def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs: int,
+                    ptxas_report: str = "") -> list[str]:
+    """What is wrong with one sm_90a kernel entry (empty: nothing). ptxas_report: the
+    object's `ptxas -v` lines, where ptxas says when it serialised wgmma (C7520)."""
     if sass is None:
         return ["no SASS"]
     text = "\n".join(sass)
     bad = [f"no {op} in SASS" for op in ("HGMMA", "UTMALDG", "USETMAXREG") if not re.search(rf"\b{op}\b", text)]
+    if "wgmma.mma_async instructions are serialized" in ptxas_report:
+        bad.append("ptxas serialised wgmma (C7520: a wait or branch inside a fence..commit stretch)")
     if e["spill_store_bytes"] or e["spill_load_bytes"]:
         bad.append(f"spills {e['spill_store_bytes']}/{e['spill_load_bytes']} bytes")
     if e["registers"] * threads > REGISTER_FILE:
@@ -374,7 +379,9 @@ def cmd_check_hopper(args: argparse.Namespace) -> int:
     sass = sass_functions(tool, sorted({build / e["object"] for e in targets if "object" in e}))
     failed = 0
     for e in targets:
-        bad = hopper_problems(e, sass.get((e["mangled"], e["arch"])), args.threads, args.consumer_wgs)
+        rep = build / (e.get("object", "") + REPORT_SUFFIX)
+        report_text = rep.read_text(errors="replace") if "object" in e and rep.exists() else ""
+        bad = hopper_problems(e, sass.get((e["mangled"], e["arch"])), args.threads, args.consumer_wgs, report_text)
         name = e["kernel"].split("(", 1)[0].replace("void attnbench::cuda::", "").replace("attnbench::cuda::", "")
         print(f"{short(name, 90):90s} {e['arch']:7s} {e['registers']:4d} regs  {'; '.join(bad) or 'ok'}")
         if bad:

@@ -1,6 +1,6 @@
 """scripts/kernel_resources.py check-hopper's rule (static.sass_hopper) on
 synthetic SASS: a flash3-like kernel passes, and each defect it must catch --
-no HGMMA, no UTMALDG, no setmaxnreg, spills, a launch or setmaxnreg budget over
+no HGMMA, no UTMALDG, no setmaxnreg, spills, wgmma serialised by ptxas, a launch or setmaxnreg budget over
 the 64K register file -- fails it (the negative controls of the rule; the
 ctest static.sass_hopper_control runs it on real SASS without HGMMA)."""
 from __future__ import annotations
@@ -16,8 +16,8 @@ GOOD = [
 ENTRY = {"registers": 168, "spill_store_bytes": 0, "spill_load_bytes": 0}
 
 
-def problems(sass, **entry):
-    return kr.hopper_problems({**ENTRY, **entry}, sass, threads=384, consumer_wgs=2)
+def problems(sass, report="", **entry):
+    return kr.hopper_problems({**ENTRY, **entry}, sass, threads=384, consumer_wgs=2, ptxas_report=report)
 
 
 def test_flash3_like_kernel_passes():
@@ -41,6 +41,12 @@ def test_launch_registers_over_the_file_fail():
 def test_setmaxnreg_budget_over_the_file_fails():
     over = [line.replace("0xf0", "0xf8") for line in GOOD]  # 128 x 24 + 256 x 248 = 66560
     assert any("66560" in b for b in problems(over))
+
+
+def test_serialised_wgmma_fails():
+    report = ("ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized "
+              "due to program dependence on compiler-inserted WG.AR in divergent path")
+    assert any("C7520" in b for b in problems(GOOD, report))
 
 
 def test_no_sass_fails():
