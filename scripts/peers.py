@@ -11,8 +11,9 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
 Masks follow core/mask.hpp: queries aligned to the end of the keys (i' = i + Nkv - Nq), so
 SDPA gets is_causal only when Nq == Nkv and an explicit boolean mask otherwise.
 Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
-launch, one event pair per launch; on the CPU wall time (steady clock); the median of the
-repetitions. FLOPs: 4 d per visible (query, key) pair times B H (kernels/models:
+launch, one event pair per launch; on the CPU wall time (steady clock), each run after an
+LLC eviction (twice the last-level cache written) when the sweep evicted (--cpu-cache); the
+median of the repetitions. FLOPs: 4 d per visible (query, key) pair times B H (kernels/models:
 model_flops_softmax), checked equal to the sweep's own entries; bytes: the minimal IO
 (read Q, K, V once, write O once; bytes_model "minimal_io"). Error: relative L2 over
 sampled rows against an fp64 reference, NaN never passes, the sweep's tolerance per dtype
@@ -479,23 +480,86 @@ class Timing:
     iterations: int
 
 
-def time_cpu(fn: Callable[[], Any], reps: int, rep_time_s: float, first_run_s: float) -> Timing:
+def last_level_cache(root: str = "/sys/devices/system/cpu") -> tuple[int, str]:
+    """Bytes of the highest cache level of the CPUs this process may run on, distinct
+    instances summed (harness/cache_eviction.hpp's rule), and where the number came from."""
+    best: dict[int, dict[str, int]] = {}
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = list(range(os.cpu_count() or 1))
+    for c in cpus:
+        base = f"{root}/cpu{c}/cache"
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        for idx in names:
+            try:
+                rd = lambda f: open(f"{base}/{idx}/{f}").read().strip()  # noqa: E731
+                if rd("type") == "Instruction":
+                    continue
+                size = rd("size")
+                mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1], 1)
+                nbytes = int(size.rstrip("KMG")) * mult
+                best.setdefault(int(rd("level")), {})[rd("shared_cpu_list")] = nbytes
+            except (OSError, ValueError, IndexError):
+                continue
+    if best:
+        level = max(best)
+        inst = best[level]
+        return sum(inst.values()), f"sysfs: {len(inst)} x L{level}"
+    return 128 << 20, "assumed 128 MiB"
+
+
+class CpuEvictor:
+    """Cold CPU timing as the harness's: before each timed run a buffer of twice the LLC is
+    written (by PyTorch's threads), outside the clock."""
+
+    def __init__(self):
+        import torch
+        llc, self.source = last_level_cache()
+        self.nbytes = -(-2 * llc // (1 << 20)) * (1 << 20)
+        self.buf = torch.empty(self.nbytes, dtype=torch.uint8)
+        self.value = 1
+
+    def evict(self) -> None:
+        self.buf.fill_(self.value)
+        self.value = self.value % 250 + 1
+
+
+def time_cpu(fn: Callable[[], Any], reps: int, rep_time_s: float, first_run_s: float,
+             evictor: Optional[CpuEvictor] = None) -> Timing:
     """harness/timing.cpp (CPU): a slow problem times one run per repetition (the validation
-    run was its warm-up); else a pilot run sets the iterations of a repetition to rep_time."""
+    run was its warm-up); else a pilot run (with its eviction when cold) sets the iterations
+    of a repetition to rep_time. Cold: each run after its own eviction, only the run timed."""
     if first_run_s > 3 * rep_time_s:
         iters = 1
     else:
         t0 = time.perf_counter()
+        if evictor:
+            evictor.evict()
         fn()
         pilot = time.perf_counter() - t0
         iters = int(min(max(round(rep_time_s / max(pilot, 1e-7)), 1), 10000))
     rep_ms, cpu_ms = [], []
     for _ in range(reps):
-        t0, c0 = time.perf_counter(), time.process_time()
+        if evictor is None:
+            t0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(iters):
+                fn()
+            rep_ms.append((time.perf_counter() - t0) * 1e3 / iters)
+            cpu_ms.append((time.process_time() - c0) * 1e3 / iters)
+            continue
+        wall = cpu = 0.0
         for _ in range(iters):
+            evictor.evict()
+            t0, c0 = time.perf_counter(), time.process_time()
             fn()
-        rep_ms.append((time.perf_counter() - t0) * 1e3 / iters)
-        cpu_ms.append((time.process_time() - c0) * 1e3 / iters)
+            wall += time.perf_counter() - t0
+            cpu += time.process_time() - c0
+        rep_ms.append(wall * 1e3 / iters)
+        cpu_ms.append(cpu * 1e3 / iters)
     return Timing(rep_ms, cpu_ms, iters)
 
 
@@ -592,7 +656,8 @@ def library_versions() -> dict[str, Optional[str]]:
 
 
 def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_cache: dict,
-            args: argparse.Namespace, library: str, timer: Optional[CudaTimer]) -> dict:
+            args: argparse.Namespace, library: str, timer: Optional[CudaTimer],
+            evictor: Optional[CpuEvictor] = None) -> dict:
     e = base_entry(p, backend, variant, peers.device, library)
     if isinstance(inputs, Unsupported):
         return not_run(e, "skipped", str(inputs))
@@ -626,7 +691,8 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
     val = compare(p, o, rows, ref)
     del o
     try:
-        t = timer.time(fn, args.reps, args.rep_time) if timer else time_cpu(fn, args.reps, args.rep_time, first_s)
+        t = (timer.time(fn, args.reps, args.rep_time) if timer
+             else time_cpu(fn, args.reps, args.rep_time, first_s, evictor))
     except Exception as x:  # noqa: BLE001
         return not_run(e, "failed", f"while timing: {type(x).__name__}: {one_line(str(x))}")
     return timed(e, t, val)
@@ -641,7 +707,7 @@ def git(*a: str) -> str:
 
 
 def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions: dict, threads: int,
-               timer: Optional[CudaTimer]) -> dict:
+               timer: Optional[CudaTimer], evictor: Optional[CpuEvictor]) -> dict:
     import torch
     if device == "cuda":
         dev_name = torch.cuda.get_device_name(0) if timer else "no CUDA device"
@@ -658,7 +724,9 @@ def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions:
         "threads": threads, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "timing": {"aggregate": "median", "repetitions": args.reps, "rep_time_s": args.rep_time,
                    "clock": "cuda_events" if timer else "perf_counter (steady)",
-                   "l2_flush": f"before every launch ({timer.flush_buf.numel() * 4} B written)" if timer else "none"},
+                   "l2_flush": (f"before every launch ({timer.flush_buf.numel() * 4} B written)" if timer else
+                                f"LLC eviction before every run ({evictor.nbytes} B written; {evictor.source})"
+                                if evictor else "none")},
         "bytes_model": "minimal_io: Q, K, V read once, O written once (kernels/models model_bytes_min)",
         "flops_model": "4 d per visible (query, key) pair x B x H (model_flops_softmax)",
     }
@@ -684,6 +752,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
                          "(default cpu 240, cuda 120)")
     ap.add_argument("--budget-s", type=float, default=0,
                     help="overall seconds; problems left when it is spent are skipped saying so (0: none)")
+    ap.add_argument("--cpu-cache", choices=("auto", "cold", "warm"), default="auto",
+                    help="CPU timing: cold evicts the LLC before every run; auto (default) does what the sweep "
+                         "did (cold when its context.timing.l2_flush is not none)")
     ap.add_argument("--misalign-masks", action="store_true", help=argparse.SUPPRESS)  # negative control
     args = ap.parse_args(argv)
     wanted = [v for v in args.variants.split(",") if v]
@@ -728,6 +799,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     library = {"torch": f"torch {versions['torch']}", "flash_attn": f"flash_attn {versions['flash_attn']}",
                "flashinfer": f"flashinfer {versions['flashinfer']}"}
     timer = CudaTimer() if device == "cuda" and not cuda_missing else None
+    sweep_flush = (sweep_ctx.get("timing") or {}).get("l2_flush") if isinstance(sweep_ctx.get("timing"), dict) else None
+    cold = args.cpu_cache == "cold" or (args.cpu_cache == "auto" and sweep_flush not in (None, "none"))
+    evictor = CpuEvictor() if device == "cpu" and cold else None
     peers = Peers(device, args.misalign_masks, flex_budget)
     entries = []
     t_start = time.perf_counter()
@@ -749,7 +823,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 except Unsupported as u:
                     inputs = u
             for backend, variant in phase:
-                e = run_one(peers, backend, variant, p, inputs, ref_cache, args, library[backend], timer)
+                e = run_one(peers, backend, variant, p, inputs, ref_cache, args, library[backend], timer, evictor)
                 entries.append(e)
                 shown = (f"{e['time_ms']:.4g} ms {e['tflops']:.3g} TFLOP/s err {e['rel_err']:.1e}"
                          f"{'' if e['err_ok'] else ' ABOVE TOLERANCE'}"
@@ -759,7 +833,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             inputs = None
             if device == "cuda" and not cuda_missing:
                 torch.cuda.empty_cache()
-    doc = {"context": context_of(sweep_ctx, device, args, versions, threads, timer), "benchmarks": entries}
+    doc = {"context": context_of(sweep_ctx, device, args, versions, threads, timer, evictor), "benchmarks": entries}
     tmp = args.out + ".tmp"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(tmp, "w", encoding="utf-8") as f:

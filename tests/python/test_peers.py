@@ -180,3 +180,27 @@ def test_cuda_peers_without_a_device_are_skipped_with_the_reason(sweep, tmp_path
     r = subprocess.run([BIN, "merge", str(sweep), str(tmp_path / "cuda.json"), "--out", str(tmp_path / "m.json")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_last_level_cache_sums_distinct_instances(tmp_path):
+    for cpu, shared in ((0, "0-1"), (1, "0-1"), (2, "2-3"), (3, "2-3")):
+        for idx, (level, typ, size) in enumerate(((1, "Data", "48K"), (1, "Instruction", "32K"), (3, "Unified", "32768K"))):
+            d = tmp_path / f"cpu{cpu}" / "cache" / f"index{idx}"
+            d.mkdir(parents=True)
+            for f, v in (("level", level), ("type", typ), ("size", size), ("shared_cpu_list", shared if level == 3 else str(cpu))):
+                (d / f).write_text(f"{v}\n")
+    nbytes, source = peers.last_level_cache(str(tmp_path))
+    visible = set(os.sched_getaffinity(0)) & {0, 1, 2, 3}
+    instances = len({c // 2 for c in visible})
+    if instances:
+        assert nbytes == instances * (32 << 20) and source == f"sysfs: {instances} x L3"
+    else:  # this process runs on none of cpu0-3
+        assert (nbytes, source) == (128 << 20, "assumed 128 MiB")
+    assert peers.last_level_cache(str(tmp_path / "none")) == (128 << 20, "assumed 128 MiB")
+
+
+def test_cold_cpu_timing_evicts_and_says_so(sweep, tmp_path):
+    out = tmp_path / "cold.json"
+    entries = run_peers(sweep, out, "--variants", "torch_sdpa", "--cpu-cache", "cold")
+    assert all(e["status"] == "ok" and e["err_ok"] for e in entries)
+    assert json.load(open(out))["context"]["timing"]["l2_flush"].startswith("LLC eviction before every run")
