@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cblas.h>
 #include <vector>
 
@@ -18,11 +19,25 @@
 #define ATTNBENCH_AVX512 __attribute__((target("avx512f")))
 #endif
 
+// OpenBLAS's own queries (not in a netlib cblas.h).
+extern "C" {
+char* openblas_get_config(void);
+char* openblas_get_corename(void);
+}
+
 namespace attnbench::cpu {
 
 namespace {
 
 std::atomic<bool> force_blas{false};
+
+std::int64_t k_chunk() {
+  static const std::int64_t kc = [] {
+    const char* e = std::getenv("ATTNBENCH_KC");
+    return e ? std::max<std::int64_t>(8, std::atoll(e)) : std::int64_t{64};
+  }();
+  return kc;
+}
 
 // The cblas path: T = alpha A B, then C = c_scale C + ab_scale T row by row.
 void tile_gemm_blas(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a,
@@ -167,6 +182,11 @@ bool cpu_has_avx512() { return false; }
 
 bool tile_gemm_vectorised() { return cpu_has_avx512() && !force_blas.load(std::memory_order_relaxed); }
 
+std::string tile_products_description() {
+  if (tile_gemm_vectorised()) return "avx512 micro-kernels";
+  return std::string("cblas: ") + openblas_get_config() + " (" + openblas_get_corename() + ")";
+}
+
 void tile_gemm_force_blas(bool on) { force_blas.store(on, std::memory_order_relaxed); }
 
 void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a,
@@ -174,7 +194,14 @@ void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_op
   if (m <= 0 || n <= 0) return;
 #ifdef ATTNBENCH_HAVE_AVX512_KERNELS
   if (tile_gemm_vectorised()) {
-    tile_gemm_avx512(m, n, gemm_args{k, alpha, a, b, ldb, c, ldc, u});
+    // k in chunks of at most k_chunk so a 64-column panel of B stays in L1;
+    // later chunks add to C with the product's row scale only.
+    const std::int64_t kc = k_chunk();
+    for (std::int64_t k0 = 0; k0 < k || k0 == 0; k0 += kc) {
+      const a_operand ak{a.a + k0 * a.col_stride, a.row_stride, a.col_stride};
+      const c_update uk = k0 == 0 ? u : c_update{true, nullptr, u.ab_row_scale};
+      tile_gemm_avx512(m, n, gemm_args{std::min(kc, k - k0), alpha, ak, b + k0 * ldb, ldb, c, ldc, uk});
+    }
     return;
   }
 #endif

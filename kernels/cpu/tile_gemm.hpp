@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace attnbench::cpu {
 
@@ -44,7 +45,10 @@ void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_op
 
 // Whether tile_gemm runs the AVX-512 micro-kernels (else cblas_sgemm).
 bool tile_gemm_vectorised();
+// What computes the tile products, for the run's context:
+// "avx512 micro-kernels" or "cblas: <OpenBLAS config> (<core>)".
+std::string tile_products_description();
 // Sends every tile_gemm call to cblas while on (tests and benchmarks compare the two).
-void tile_gemm_force_blas(bool on);
+void tile_gemm_force_blas(bool on);  // and the softmax pass to its scalar loops
 
 }  // namespace attnbench::cpu
