@@ -1,5 +1,6 @@
 #include "harness/context.hpp"
 
+#include "kernels/cpu/tile_gemm.hpp"
 #include "kernels/registry.hpp"
 
 #include <array>
@@ -158,6 +159,7 @@ json make_context(backend& be, bool measure_ceilings, const run_facts& facts) {
                  {"l2_flush", facts.l2_flush},
                  {"clock", be.kind() == backend_kind::cuda ? "cuda_events" : "steady_clock"}};
   c["variants"] = variant_rows_json();
+  c["cpu_tile_products"] = cpu::tile_products_description();  // CPU kernels' GEMM path (issue 14)
   json b = be.context(measure_ceilings);
   if (b.is_object()) c.update(b);
   if (!c.contains("device")) c["device"] = "unknown";
