@@ -7,7 +7,7 @@
 // of O and lse is compared with the fp64 reference (kernels/reference), with
 // the fixed fp16/bf16 bound of tests/gpu/tolerance.hpp.
 //
-//   attnbench_emu_flash3 [main|CASE-NAME]   run cases; exit 1 on any failure
+//   attnbench_emu_flash3 [main|CASE-NAME|SUBSTRING]   run cases; exit 1 on any failure
 //   attnbench_emu_flash3 --faults           inject each flash3_fault; exit 1 unless every one is caught
 #include <chrono>
 #include <cmath>
@@ -28,29 +28,46 @@
 namespace attnbench {
 namespace {
 
-struct test_case {
+struct shape_case {
   const char* name;
+  std::int64_t B, H, Hkv, Nq, Nkv;
+  const char* mask;
+};
+struct test_case {
+  std::string name;  // "<instantiation>/<shape>"
   std::int64_t B, H, Hkv, Nq, Nkv, d;
   dtype type;
   const char* mask;
 };
 
-// Small: a CTA is 384 fibers (3 warpgroups). Every instantiation (d 64/128 x
-// bf16/fp16) meets ragged tiles, causal, local+global, GQA packing (G = 4
-// with 32 queries per tile, G = 3 with 2 zeroed pad rows), Nq > Nkv (rows
-// without keys), Nq = 1, and more key tiles than ring stages (phase wrap).
-const test_case kCases[] = {
-    {"d64_bf16_none_ragged_B2", 2, 1, 1, 130, 200, 64, dtype::bf16, "none"},
-    {"d64_fp16_causal_NqgtNkv", 1, 1, 1, 150, 100, 64, dtype::fp16, "causal"},
-    {"d64_bf16_gqa3_pad_rows_local", 1, 6, 2, 50, 140, 64, dtype::bf16, "local:30,5"},
-    {"d64_fp16_ring_wrap_local_global", 1, 1, 1, 70, 700, 64, dtype::fp16, "local:300,40+global:5"},
-    {"d64_fp16_Nq1_gqa8", 1, 8, 1, 1, 300, 64, dtype::fp16, "causal"},
-    {"d128_bf16_local_global", 1, 1, 1, 129, 300, 128, dtype::bf16, "local:40,10+global:3"},
-    {"d128_fp16_gqa4_causal", 1, 4, 1, 40, 150, 128, dtype::fp16, "causal"},
-    {"d128_bf16_Nq1_Nkv1", 1, 1, 1, 1, 1, 128, dtype::bf16, "none"},
-    {"d128_fp16_ring_wrap_none", 1, 1, 1, 64, 530, 128, dtype::fp16, "none"},
-    {"d128_bf16_causal_NqgtNkv_empty_tile", 1, 2, 2, 300, 20, 128, dtype::bf16, "causal"},
+// Small: a CTA is 384 fibers (3 warpgroups). Each shape runs on every
+// instantiation (d 64/128 x bf16/fp16): ragged tiles, causal with Nq > Nkv
+// (rows and a whole CTA without keys), local + global, GQA packing (G = 4 with
+// 32 queries per tile, G = 3 with 2 zeroed pad rows, G = 8 at Nq = 1), Nq = 1
+// and Nkv = 1, and more key tiles than ring stages (the phases wrap).
+const shape_case kShapes[] = {
+    {"ragged_none_B2", 2, 1, 1, 130, 200, "none"},
+    {"causal_NqgtNkv", 1, 1, 1, 150, 100, "causal"},
+    {"causal_NqgtNkv_empty_cta", 1, 2, 2, 300, 20, "causal"},
+    {"local_global", 1, 1, 1, 129, 300, "local:40,10+global:3"},
+    {"gqa3_pad_rows_local", 1, 6, 2, 50, 140, "local:30,5"},
+    {"gqa4_causal", 1, 4, 1, 40, 150, "causal"},
+    {"Nq1_gqa8", 1, 8, 1, 1, 300, "causal"},
+    {"Nq1_Nkv1", 1, 1, 1, 1, 1, "none"},
+    {"ring_wrap_local_global", 1, 1, 1, 70, 700, "local:300,40+global:5"},
+    {"ring_wrap_none", 1, 1, 1, 64, 530, "none"},
 };
+
+std::vector<test_case> all_cases() {
+  std::vector<test_case> cases;
+  int n = 0;
+  const cuda::flash3_config* cfg = cuda::flash3_configs(&n);
+  for (int i = 0; i < n; ++i)
+    for (const shape_case& s : kShapes)
+      cases.push_back({std::string(cfg[i].name) + "/" + s.name, s.B, s.H, s.Hkv, s.Nq, s.Nkv, cfg[i].d, cfg[i].type,
+                       s.mask});
+  return cases;
+}
 
 std::uint16_t to_bits(dtype t, float x) {  // x is already representable in t
   if (t == dtype::bf16) {
@@ -156,9 +173,9 @@ outcome run_case(const test_case& c, cuda::flash3_fault fault = cuda::flash3_fau
                   worst_row_rel <= 4 * b && lse_err <= kLseBound;
   char buf[640];
   std::snprintf(buf, sizeof buf,
-                "%-4s %-38s %s pack=%d rows/tile=%lld | rel_l2 %.3g (<= %.3g) worst row %lld: %.3g | max|dlse| %.3g "
+                "%-4s %-60s pack=%d rows/tile=%lld | rel_l2 %.3g (<= %.3g) worst row %lld: %.3g | max|dlse| %.3g "
                 "| nonfinite %lld, masked rows %lld (bad %lld), first bad row %lld, emu errors %ld | %.1f s",
-                ok ? "OK" : "FAIL", c.name, cfg->name, prm.pack, static_cast<long long>(prm.p.Br), rel_l2, b,
+                ok ? "OK" : "FAIL", c.name.c_str(), prm.pack, static_cast<long long>(prm.p.Br), rel_l2, b,
                 static_cast<long long>(worst_row), worst_row_rel, lse_err, static_cast<long long>(nonfinite),
                 static_cast<long long>(masked), static_cast<long long>(masked_bad), static_cast<long long>(first_bad),
                 emu_errors, secs);
@@ -170,8 +187,8 @@ outcome run_case(const test_case& c, cuda::flash3_fault fault = cuda::flash3_fau
   return {ok, buf};
 }
 
-const test_case* find_case(const std::string& name) {
-  for (const test_case& c : kCases)
+const test_case* find_case(const std::vector<test_case>& cases, const std::string& name) {
+  for (const test_case& c : cases)
     if (name == c.name) return &c;
   return nullptr;
 }
@@ -184,16 +201,18 @@ int run_faults() {
     const char* case_name;
   };
   const probe probes[] = {
-      {cuda::flash3_fault::wrong_swizzle, "wrong_swizzle", "d64_bf16_none_ragged_B2"},
-      {cuda::flash3_fault::missing_expect_tx, "missing_expect_tx", "d128_fp16_ring_wrap_none"},
-      {cuda::flash3_fault::wrong_phase, "wrong_phase", "d64_fp16_ring_wrap_local_global"},
-      {cuda::flash3_fault::missing_wait_group, "missing_wait_group", "d128_fp16_ring_wrap_none"},
+      {cuda::flash3_fault::wrong_swizzle, "wrong_swizzle", "flash3_fwd_hdim64_bf16_br128_bc128/ragged_none_B2"},
+      {cuda::flash3_fault::missing_expect_tx, "missing_expect_tx", "flash3_fwd_hdim128_fp16_br128_bc128/ring_wrap_none"},
+      {cuda::flash3_fault::wrong_phase, "wrong_phase", "flash3_fwd_hdim64_fp16_br128_bc128/ring_wrap_local_global"},
+      {cuda::flash3_fault::missing_wait_group, "missing_wait_group",
+       "flash3_fwd_hdim128_bf16_br128_bc128/ring_wrap_none"},
       // The only generic-proxy writes wgmma reads are Q's pad rows (G = 3).
-      {cuda::flash3_fault::missing_fence, "missing_fence", "d64_bf16_gqa3_pad_rows_local"},
+      {cuda::flash3_fault::missing_fence, "missing_fence", "flash3_fwd_hdim64_bf16_br128_bc128/gqa3_pad_rows_local"},
   };
+  const std::vector<test_case> cases = all_cases();
   int missed = 0;
   for (const probe& pr : probes) {
-    const test_case* c = find_case(pr.case_name);
+    const test_case* c = find_case(cases, pr.case_name);
     if (!c) {
       std::printf("fault %s: no case %s\n", pr.label, pr.case_name);
       ++missed;
@@ -201,7 +220,7 @@ int run_faults() {
     }
     const outcome bad = run_case(*c, pr.f, true);
     const outcome good = run_case(*c, cuda::flash3_fault::none, true);
-    std::printf("fault %-20s on %-34s -> %s; without it: %s\n", pr.label, c->name,
+    std::printf("fault %-20s on %-58s -> %s; without it: %s\n", pr.label, c->name.c_str(),
                 bad.ok ? "NOT detected" : "detected", good.ok ? "passes" : "FAILS");
     if (!bad.ok) std::printf("     %s\n", bad.detail.c_str());
     missed += bad.ok || !good.ok;
@@ -220,8 +239,8 @@ int main(int argc, char** argv) {
   try {
     if (sel == "--faults") return run_faults();
     int failed = 0, ran = 0;
-    for (const test_case& c : kCases)
-      if (sel == "main" || sel == c.name) {
+    for (const test_case& c : all_cases())
+      if (sel == "main" || sel == c.name || c.name.find(sel) != std::string::npos) {
         ++ran;
         failed += !run_case(c).ok;
       }
