@@ -204,3 +204,14 @@ def test_cold_cpu_timing_evicts_and_says_so(sweep, tmp_path):
     entries = run_peers(sweep, out, "--variants", "torch_sdpa", "--cpu-cache", "cold")
     assert all(e["status"] == "ok" and e["err_ok"] for e in entries)
     assert json.load(open(out))["context"]["timing"]["l2_flush"].startswith("LLC eviction before every run")
+
+
+def test_a_mask_this_script_cannot_build_is_skipped_with_the_reason(sweep, tmp_path):
+    doc = json.load(open(sweep))
+    e = dict(doc["benchmarks"][0], mask="strided:8,4", name="flash2/strided")
+    doc["benchmarks"] = [e]
+    src = tmp_path / "strided.json"
+    src.write_text(json.dumps(doc))
+    entries = run_peers(src, tmp_path / "s.json", "--variants", "torch_sdpa,torch_flex")
+    assert [(x["variant"], x["status"]) for x in entries] == [("torch_sdpa", "skipped"), ("torch_flex", "skipped")]
+    assert all("strided:8,4" in x["error_message"] and x["flops"] is None for x in entries)
