@@ -27,6 +27,7 @@ Exit status: 0 done (also when entries were skipped), 2 bad input (one line on s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -366,15 +367,8 @@ class Peers:
     def prepare(self, variant: str, p: Problem, q, k, v) -> tuple[Callable[[], Any], dict]:
         if variant == "torch_sdpa":
             return sdpa_call(p, q, k, v, self.misalign), {}
-        if variant in SDPA_BACKEND:
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-            be = getattr(SDPBackend, SDPA_BACKEND[variant])
-            call = sdpa_call(p, q, k, v, self.misalign)
-
-            def forced():
-                with sdpa_kernel(be):
-                    return call()
-            return forced, {}
+        if variant in SDPA_BACKEND:  # forced by backend_scope() around the validation and timing
+            return sdpa_call(p, q, k, v, self.misalign), {}
         if variant == "torch_flex":
             return self._flex_call(p, q, k, v)
         if variant == "flash_attn":
@@ -382,6 +376,14 @@ class Peers:
         if variant == "flashinfer":
             return self._flashinfer_call(p, q, k, v), {}
         raise ValueError(variant)
+
+    @staticmethod
+    def backend_scope(variant: str):
+        """The SDPA backend forced for the variant (entered once, not per timed call)."""
+        if variant not in SDPA_BACKEND:
+            return contextlib.nullcontext()
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel(getattr(SDPBackend, SDPA_BACKEND[variant]))
 
     def _flex_call(self, p: Problem, q, k, v):
         import torch
@@ -671,6 +673,12 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
     e = base_entry(p, backend, variant, peers.device, library)
     if isinstance(inputs, Unsupported):
         return not_run(e, "skipped", str(inputs))
+    with peers.backend_scope(variant):
+        return _run_one(peers, variant, p, inputs, ref_cache, args, timer, evictor, e)
+
+
+def _run_one(peers: Peers, variant: str, p: Problem, inputs, ref_cache: dict, args: argparse.Namespace,
+             timer: Optional[CudaTimer], evictor: Optional[CpuEvictor], e: dict) -> dict:
     q, k, v = inputs
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
