@@ -273,4 +273,69 @@ if(NOT ab_emu_san)
   include(${ab_emu_dir}/negative_controls.cmake)
 endif()
 
+# ---- layout oracle (hopper_oracle_test.cpp) --------------------------------------
+# The Hopper twins' address maps (emu_hopper_layout.hpp) against CuTe's host
+# layout functions: CUTLASS headers from scripts/setup.sh's cache, libcu++
+# (cuda/std) and the vector types from the CUDA toolkit's include/cccl and
+# include. Plain g++ -std=c++17 (~14 s to compile). Two negative controls
+# build it on a mutated copy of the header and must fail. Without the
+# headers the test reports itself skipped (exit 77).
+if(NOT ab_emu_san)
+  set(ab_emu_cache "$ENV{XDG_CACHE_HOME}")
+  if(NOT ab_emu_cache)
+    set(ab_emu_cache "$ENV{HOME}/.cache")
+  endif()
+  find_path(ATTNBENCH_CUTE_INCLUDE cute/tensor.hpp HINTS ${ab_emu_cache}/attnbench/cutlass/4.2.0.0/include
+            NO_DEFAULT_PATH DOC "CUTLASS/CuTe headers for emu.hopper_oracle (scripts/setup.sh)")
+  find_path(ATTNBENCH_CCCL_INCLUDE cuda/std/utility HINTS ${CUDAToolkit_INCLUDE_DIRS}/cccl /usr/local/cuda/include/cccl
+            DOC "libcu++ headers (the CUDA toolkit's include/cccl) for emu.hopper_oracle")
+  find_path(ATTNBENCH_CUDA_VECTOR_INCLUDE vector_types.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include
+            DOC "the CUDA toolkit's include/ (vector_types.h, cuda.h) for emu.hopper_oracle")
+  if(ATTNBENCH_CUTE_INCLUDE AND ATTNBENCH_CCCL_INCLUDE AND ATTNBENCH_CUDA_VECTOR_INCLUDE)
+    function(ab_emu_oracle name layout_dir)
+      add_executable(${name} ${ab_emu_dir}/hopper_oracle_test.cpp)
+      target_include_directories(${name} BEFORE PRIVATE ${layout_dir} ${CMAKE_SOURCE_DIR})
+      target_include_directories(${name} SYSTEM PRIVATE ${ATTNBENCH_CUTE_INCLUDE} ${ATTNBENCH_CCCL_INCLUDE}
+                                 ${ATTNBENCH_CUDA_VECTOR_INCLUDE})
+      target_compile_features(${name} PRIVATE cxx_std_17)
+      target_compile_options(${name} PRIVATE -O1 -Wno-deprecated-declarations)
+      target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main)
+    endfunction()
+    ab_emu_oracle(attnbench_emu_hopper_oracle ${CMAKE_SOURCE_DIR})
+    add_test(NAME emu.hopper_oracle COMMAND attnbench_emu_hopper_oracle)
+    set_tests_properties(emu.hopper_oracle PROPERTIES LABELS cpu TIMEOUT 60)
+    # Controls: the MN-major no-swizzle layout with LBO and SBO swapped (the
+    # ISA's one asymmetric case), and the swizzle row taken from address bit 6.
+    file(READ ${ab_emu_dir}/emu_hopper_layout.hpp ab_layout_text)
+    # (No ';' in the patterns: it would split the CMake list.)
+    foreach(ctl "mn_interleave_lbo_sbo|off = 2 * e + (mn / 8) * d.sbo + r * 16 + c * d.lbo|off = 2 * e + (mn / 8) * d.lbo + r * 16 + c * d.sbo"
+                "swizzle_row_bit6|const std::uint32_t row = ((addr >> 7) - base_offset) & mask|const std::uint32_t row = ((addr >> 6) - base_offset) & mask")
+      string(REPLACE "|" ";" ctl "${ctl}")
+      list(GET ctl 0 cname)
+      list(GET ctl 1 cfrom)
+      list(GET ctl 2 cto)
+      string(FIND "${ab_layout_text}" "${cfrom}" first)
+      string(FIND "${ab_layout_text}" "${cfrom}" last REVERSE)
+      if(first EQUAL -1 OR NOT first EQUAL last)
+        message(FATAL_ERROR "emu oracle control ${cname}: the text to mutate is not found exactly once in "
+                            "emu_hopper_layout.hpp:\n${cfrom}")
+      endif()
+      string(REPLACE "${cfrom}" "${cto}" mutated "${ab_layout_text}")
+      file(WRITE ${ab_emu_gen}/oracle_neg/${cname}/tests/emu/emu_hopper_layout.hpp.tmp "${mutated}")
+      configure_file(${ab_emu_gen}/oracle_neg/${cname}/tests/emu/emu_hopper_layout.hpp.tmp
+                     ${ab_emu_gen}/oracle_neg/${cname}/tests/emu/emu_hopper_layout.hpp COPYONLY)
+      ab_emu_oracle(attnbench_emu_oracle_neg_${cname} ${ab_emu_gen}/oracle_neg/${cname})
+      # Passes only on the oracle's own mismatch report (not on any failure,
+      # e.g. a binary that did not build).
+      add_test(NAME emu.neg.oracle_${cname} COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_oracle_neg_${cname}>)
+      set_tests_properties(emu.neg.oracle_${cname} PROPERTIES LABELS cpu TIMEOUT 60
+                           PASS_REGULAR_EXPRESSION "emulator [0-9]+, CuTe [0-9]+.*negative control OK")
+    endforeach()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ab_emu_dir}/emu_hopper_layout.hpp)
+  else()
+    add_test(NAME emu.hopper_oracle COMMAND sh -c "echo 'emu.hopper_oracle skipped: CuTe/CUTLASS headers (run scripts/setup.sh) or the CUDA toolkit include/cccl not found'; exit 77")
+    set_tests_properties(emu.hopper_oracle PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
+  endif()
+endif()
+
 include(${ab_emu_dir}/flash3/tests.cmake OPTIONAL)
