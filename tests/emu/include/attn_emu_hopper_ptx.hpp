@@ -23,6 +23,21 @@
 //  * <cuda.h> and <cudaTypedefs.h> are stand-ins (CUtensorMap, enums,
 //    PFN_cuTensorMapEncodeTiled); cudaGetDriverEntryPoint and
 //    cudaGetDriverEntryPointByVersion return the emulator's encoder.
+//  * Swizzles act on shared-window address bits (Swizzle<B,4,3>: 16-byte
+//    chunk bits 4.. XOR bits 7..), in TMA and wgmma alike (CuTe's model;
+//    checked against CuTe by emu.hopper_oracle). A swizzled TMA box row must
+//    be exactly the swizzle span; destinations 128-byte aligned.
+//  * Where the emulator is stricter or weaker than the ISA: tx-count may not
+//    go negative (arm expect_tx before the copies complete); any thread's
+//    fence.proxy.async publishes every generic write so far (the ISA: only
+//    its own); __syncthreads waits for every thread of the CTA, exited ones
+//    included (use a named barrier once threads have returned); named
+//    barrier ids 1..15. Also reported: a wgmma operand byte TMA wrote with
+//    another swizzle than the descriptor's; wgmma operands that differ
+//    across the warpgroup; wgmma.wait_group with uncommitted mma_async;
+//    wgmma groups outstanding at exit. setmaxnreg starts at
+//    min(256, 65536 / (128 x warpgroups)) rounded down to 8 (168 for 384
+//    threads), and an inc waits until decs leave room.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (the emulator's stand-in under tests/emu/include)
