@@ -162,7 +162,9 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
         for k in sorted({(e.variant, _decode_shape(e), e.run) for e in pts}):
             s = sorted((e for e in pts if (e.variant, _decode_shape(e), e.run) == k), key=lambda e: e.Nkv)
             ls, mk = line_style(s[0])
-            line = style.peer_line() if s[0].peer else {"marker": mk, "markersize": 4, "linestyle": ls}
+            line = {"marker": mk, "markersize": 4, "linestyle": ls}
+            if s[0].peer:  # the problem's line style and marker, hollow: a library peer
+                line.update(markerfacecolor="none", markersize=5, markeredgewidth=1.2)
             ax.plot([e.Nkv for e in s], [e.gbps for e in s], color=colors[k[0]], label=" ".join(k), **line)
             counts[k[0]] = counts.get(k[0], 0) + len(s)
         ceiling_handles = []
@@ -183,8 +185,8 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
         axes[0].set_ylim(0, max(gb + ceil_vals) * 1.15)
     variant_handles = [Line2D([], [], color=colors[v], linewidth=2.5, label=v) for v in sorted(counts)]
     if any(e.peer for e in pts_all):
-        variant_handles.append(Line2D([], [], color="#555555", label="library peer (minimal-IO bytes)",
-                                      **style.peer_line()))
+        variant_handles.append(Line2D([], [], color="#555555", marker="o", markerfacecolor="none", linestyle="none",
+                                      label="hollow: library peer (minimal-IO bytes)"))
     sections = [("variant", variant_handles)]
     if multi_shape:
         sections.append(("problem", [Line2D([], [], color="#555555", linestyle=shape_style[sh][0],
