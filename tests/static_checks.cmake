@@ -32,7 +32,7 @@ if(ATTNBENCH_WITH_CUDA)
   add_test(NAME static.sass_hmma
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-sass --build-dir ${CMAKE_BINARY_DIR})
   set_tests_properties(static.kernel_resources static.sass_hmma PROPERTIES LABELS static)
-  # flash3's sm_90a object library (kernels/cuda/flash3/flash3.cmake): the same ptxas
+  # flash3's sm_90a library (kernels/cuda/flash3/flash3.cmake): the same ptxas
   # reports, and static.sass_hopper: HGMMA + UTMALDG + setmaxnreg in every flash3
   # kernel's sm_90a SASS, 0 spills, register budgets within the 64K register file.
   if(TARGET attnbench_flash3_sm90a)
