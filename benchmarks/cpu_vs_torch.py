@@ -20,6 +20,7 @@ torch.set_num_threads for PyTorch, both --threads.
 
     python3 benchmarks/cpu_vs_torch.py                      # issue 14's four problems
     python3 benchmarks/cpu_vs_torch.py --seq 1024,4096 --head-dim 64 --variants flash2,flash1
+    python3 benchmarks/cpu_vs_torch.py --blocks 64x64,128x128,256x128     # tile choice
 """
 
 from __future__ import annotations
@@ -157,7 +158,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--seq", type=int_list, default=[2048], help="Nq = Nkv, comma list")
     ap.add_argument("--head-dim", type=int_list, default=[64, 128])
     ap.add_argument("--masks", default="none,causal", help="comma list of none|causal")
-    ap.add_argument("--block", default=None, help="attnbench tiles BrxBc (default: its own)")
+    ap.add_argument("--blocks", default=None,
+                    help="attnbench tiles BrxBc, comma list: one attnbench row per (variant, block), "
+                         "named variant@BrxBc (default: attnbench's own tiles)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median; default 7)")
     ap.add_argument("--repeat", type=int, default=3, help="timed calls per side per round (median)")
@@ -169,9 +172,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for m in args.masks:
         if m not in ("none", "causal"):
             ap.error(f"--masks: '{m}' is not none or causal")
-    args.variants = [v for v in args.variants.split(",") if v]
-    if not args.variants:
+    variants = [v for v in args.variants.split(",") if v]
+    if not variants:
         ap.error("--variants is empty")
+    blocks: list[str | None] = [None] if args.blocks is None else args.blocks.split(",")
+    for b in blocks:
+        if b is not None and not re.fullmatch(r"[0-9]+x[0-9]+", b):
+            ap.error(f"--blocks: '{b}' is not BrxBc")
+    # (display name, variant, block)
+    args.rows = [(v if b is None else f"{v}@{b}", v, b) for v in variants for b in blocks]
     if min(args.threads, args.rounds, args.repeat) <= 0:
         ap.error("--threads, --rounds and --repeat must be positive")
     if not args.attnbench.exists():
@@ -188,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {args.threads} threads, fp32, {args.rounds} interleaved rounds x {args.repeat} calls, "
           f"attnbench {'cold' if args.cold else '--hot'}, torch {torch.__version__}; "
           "%sgemm: of the median 2048^3 sgemm rate sampled in every round")
-    print(f"{'problem':<30} {'impl':<18} {'ms':>9} {'GFLOP/s':>8} {'%sgemm':>7} {'ratio':>7} {'relL2':>9}")
+    print(f"{'problem':<30} {'impl':<24} {'ms':>9} {'GFLOP/s':>8} {'%sgemm':>7} {'ratio':>7} {'relL2':>9}")
     failed = False
     problems = [Problem(b, h, n, d, m) for b in args.batch for h in args.heads for n in args.seq
                 for d in args.head_dim for m in args.masks]
@@ -202,13 +211,14 @@ def main(argv: list[str] | None = None) -> int:
             work = Path(tmp)
             for name, arr in (("q", q), ("k", k), ("v", v)):
                 np.save(work / f"{name}.npy", arr)
-            times: dict[str, list[float]] = {name: [] for name in [*args.variants, *impls]}
+            names = [name for name, _, _ in args.rows]
+            times: dict[str, list[float]] = {name: [] for name in [*names, *impls]}
             outputs: dict[str, Array] = {}
             for rnd in range(args.rounds):
                 steps: list[tuple[str, Callable[[], tuple[float, Array]]]] = [
-                    (var, lambda var=var: attnbench_ms(args.attnbench, var, work, prob, args.block,
-                                                      args.repeat, not args.cold, args.threads))
-                    for var in args.variants]
+                    (name, lambda var=var, block=block: attnbench_ms(
+                        args.attnbench, var, work, prob, block, args.repeat, not args.cold, args.threads))
+                    for name, var, block in args.rows]
                 steps += [(name, lambda fn=fn: torch_ms(fn, tq, tk, tv, args.repeat))
                           for name, fn in impls.items()]
                 if rnd % 2:
@@ -224,18 +234,18 @@ def main(argv: list[str] | None = None) -> int:
             med = statistics.median(ts)
             gflops = prob.useful_flops() / (med * 1e-3) / 1e9
             ratio = ""
-            if name in args.variants:
+            if name in names:
                 ratio = f"{statistics.median(a / b for a, b in zip(ts, times['torch_flash_cpu'])):.3f}"
             err = rel_l2(outputs[name], want)
-            print(f"{prob.label():<30} {name:<18} {med:9.2f} {gflops:8.1f} {100 * gflops / ceiling:6.0f}% "
+            print(f"{prob.label():<30} {name:<24} {med:9.2f} {gflops:8.1f} {100 * gflops / ceiling:6.0f}% "
                   f"{ratio:>7} {err:9.2e}")
             if not err <= args.tolerance:
                 print(f"error: {name} differs from torch_flash_cpu by {err:.3e} > {args.tolerance:g}",
                       file=sys.stderr)
                 failed = True
-        for var in args.variants:
-            r = statistics.median(a / b for a, b in zip(times[var], times["torch_sdpa"]))
-            print(f"{prob.label():<30} {var + ' / torch_sdpa':<18} {'':>9} {'':>8} {'':>7} {r:7.3f}")
+        for name in names:
+            r = statistics.median(a / b for a, b in zip(times[name], times["torch_sdpa"]))
+            print(f"{prob.label():<30} {name + ' / torch_sdpa':<24} {'':>9} {'':>8} {'':>7} {r:7.3f}")
     print("# sgemm 2048^3 medians: " + ", ".join(
         f"{k} {statistics.median(v):.0f} GFLOP/s" for k, v in sgemm.samples.items()))
     print("# ratio: median over rounds of attnbench time / torch time of the same round "
