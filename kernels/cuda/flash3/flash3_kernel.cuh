@@ -109,7 +109,9 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   const std::int64_t head0 = (blockIdx.y % groups) * pack;
   const std::int64_t kvh = head0 / p.group();
   const std::int64_t rows = packed_rows(p, pack);
-  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * tile_rows;
+  // Row tiles in reverse launch order: under a causal mask the last tiles
+  // visit the most key tiles, and starting them first shortens the tail.
+  const std::int64_t r0 = static_cast<std::int64_t>(gridDim.x - 1 - blockIdx.x) * tile_rows;
   const std::int64_t r1 = r0 + tile_rows < rows ? r0 + tile_rows : rows;
   const span64 qr = packed_query_range(r0, r1, pack);
   const tile_spans spans = kv_tiles_for_queries(p, qr.lo, qr.hi, prm.walk);
