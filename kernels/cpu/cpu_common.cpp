@@ -145,17 +145,6 @@ void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
     if (!is_visible(p, i, c0 + j)) row[j * stride] = masked;
 }
 
-bool block_fully_visible(const problem& p, std::int64_t r0, std::int64_t r1, std::int64_t c0,
-                         std::int64_t n) {
-  if (p.mask.is_none() || c0 + n <= p.mask.global) return true;
-  if (r1 <= p.mask.global) return true;
-  // Rows below the global prefix: the window of every row must cover the tile.
-  // Window bounds grow with the row, so the first and last rows decide.
-  const std::int64_t first = std::max(r0, p.mask.global);
-  const span64 lo_row = window_keys(p, first, first + 1), hi_row = window_keys(p, r1 - 1, r1);
-  return lo_row.lo <= c0 && c0 + n <= lo_row.hi && hi_row.lo <= c0 && c0 + n <= hi_row.hi;
-}
-
 void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
                      std::int64_t cols, byte_counter& c) {
   for (std::int64_t r = 0; r < rows; ++r)

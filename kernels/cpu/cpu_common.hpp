@@ -103,10 +103,6 @@ void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std
 // tile: row[j * stride] holds key c0 + j).
 void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
                   std::int64_t stride, std::int64_t n, float masked);
-// Whether every key of [c0, c0 + n) is visible to every row of [r0, r1)
-// (then no masking is needed).
-bool block_fully_visible(const problem& p, std::int64_t r0, std::int64_t r1, std::int64_t c0,
-                         std::int64_t n);
 
 // ---- parallel loop helpers -----------------------------------------------------------
 int max_threads();

@@ -2,8 +2,8 @@
 // and TN, the row-scale epilogue), the NT fast path of gemm_nt, the fused
 // online-softmax pass across query rows and its block variant, each on the
 // vectorised path and on the portable one (cblas + scalar loops), at sizes
-// that are not multiples of the micro-kernel's 6 rows or 16 lanes; the
-// visibility fast test; and the flash rows on the portable path. Every
+// that are not multiples of the micro-kernel's 6 rows or 16 lanes; and the
+// flash rows on the portable path. Every
 // checker is first shown to reject a corrupted result (negative controls).
 #include <gtest/gtest.h>
 
@@ -245,33 +245,6 @@ TEST_P(both_paths, block_softmax_matches_double) {
 
 INSTANTIATE_TEST_SUITE_P(tile_kernels, both_paths, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "portable" : "vectorised"; });
-
-// block_fully_visible is a fast path: when it says yes, every pair is
-// visible; and it says yes for unmasked problems and no on a causal diagonal.
-TEST(tile_kernels, block_fully_visible_never_hides_a_masked_pair) {
-  int yes = 0, no = 0;
-  for (const char* mask : {"none", "causal", "local:7,0", "local:3,9", "global:3", "causal+global:5",
-                           "local:4,0+global:20"}) {
-    problem p = make_problem(1, 1, 1, 50, 83, 8, dtype::fp32, mask, 16, 16);
-    for (std::int64_t r0 = 0; r0 < p.Nq; r0 += 16)
-      for (std::int64_t c0 = 0; c0 < p.Nkv; c0 += 16) {
-        const std::int64_t r1 = std::min(p.Nq, r0 + 16), n = std::min<std::int64_t>(16, p.Nkv - c0);
-        if (!block_fully_visible(p, r0, r1, c0, n)) {
-          ++no;
-          continue;
-        }
-        ++yes;
-        for (std::int64_t i = r0; i < r1; ++i)
-          for (std::int64_t j = c0; j < c0 + n; ++j)
-            ASSERT_TRUE(is_visible(p, i, j)) << mask << " rows " << r0 << " keys " << c0;
-      }
-  }
-  EXPECT_GT(yes, 10);
-  EXPECT_GT(no, 10);
-  const problem causal = make_problem(1, 1, 1, 64, 64, 8, dtype::fp32, "causal", 16, 16);
-  EXPECT_FALSE(block_fully_visible(causal, 16, 32, 16, 16));  // diagonal tile
-  EXPECT_TRUE(block_fully_visible(causal, 32, 48, 16, 16));   // below it
-}
 
 // The flash rows on the portable path (cblas + scalar softmax), against the
 // fp64 reference; the vectorised path is covered by test_cpu_variants.
