@@ -12,10 +12,10 @@
 // of the product (the online-softmax rescale of O and flash1's 1/l), so no
 // separate pass touches the accumulator.
 // Why not OpenBLAS: Debian's 0.3.21 (DYNAMIC_ARCH, "Cooperlake" kernels on
-// this Zen 4 VM, "Prescott" on the Xeon VM of issue 14) reaches 114 GFLOP/s
-// on a 64x64x64 NN call and 85 on the NT call (one thread), since it packs
-// both operands on every call; the numbers of this kernel are in
-// kernels/cpu/tile_gemm.cpp. Without AVX-512 the same calls go to cblas.
+// the Zen 4 VM, "Prescott" on the Xeon VM of issue 14) packs both operands
+// on every call: 97 GFLOP/s on a 64x64x64 NN call, 68 on the NT call, one
+// thread, against 100 for this kernel (docs/cpu.md, build/bin/cpu_tile_gemm).
+// Without AVX-512 the same calls go to cblas.
 #pragma once
 
 #include <cstdint>
