@@ -11,3 +11,6 @@ if(NOT ab_emu_san STREQUAL "thread")
   add_test(NAME emu.flash3_faults COMMAND attnbench_emu_flash3 --faults)
   set_tests_properties(emu.flash3_faults PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endif()
+# Scripts that build only the emulator's gtest binary and then run every emu.* test
+# (scripts/emu_sanitizers.sh) get this one with it.
+add_dependencies(attnbench_emu_tests attnbench_emu_flash3)
