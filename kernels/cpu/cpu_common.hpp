@@ -1,13 +1,15 @@
 // Shared pieces of the CPU backend: the runner base (global arrays, NaN
 // poisoning, per-thread byte counters), counted copies between the global
-// arrays and a thread's tile buffers, single-threaded BLAS tile products and
-// vectorised row operations.
+// arrays and a thread's tile buffers, single-threaded tile products
+// (tile_gemm.hpp) and vectorised row operations.
 //
 // "Global memory" on the CPU means the runner's arrays (Q, K, V, O, lse and
 // each algorithm's workspace); "on-chip" means a thread's tile buffers. Every
-// copy between the two goes through load()/store(), which count
-// 4 bytes per float (the CPU computes in fp32); kernels/models/models.cpp predicts
-// the same totals with dtype_bytes(p.type), equal at fp32.
+// read or write of global memory goes through load()/store() (copies),
+// load_transposed() or read_tile() (a tile used where it lies, its rows being
+// contiguous), which count 4 bytes per float (the CPU computes in fp32);
+// kernels/models/models.cpp predicts the same totals with dtype_bytes(p.type),
+// equal at fp32.
 #pragma once
 
 #include <cstdint>
