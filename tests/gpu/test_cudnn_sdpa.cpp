@@ -14,6 +14,9 @@
 #include "core/mask.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "kernels/cuda/cudnn/cudnn_band.hpp"
+#ifdef ATTNBENCH_WITH_CUDNN
+#include "kernels/cuda/cudnn/cudnn_sdpa.hpp"
+#endif
 #include "kernels/models/models.hpp"
 #include "tests/gpu/cuda_cases.hpp"
 #include "tests/gpu/flash2_test_support.hpp"
@@ -155,6 +158,37 @@ TEST(CudnnSdpaHost, MinimalIoModelAndMemoryWithWorkspace) {
     EXPECT_GE(v.memory_bytes(p), cuda::device_runner::base_memory_bytes(p));
   else
     EXPECT_EQ(v.memory_bytes(p), cuda::device_runner::base_memory_bytes(p));
+}
+
+// cudnn-frontend validates the row's graph without a device (its support rules
+// for this cuDNN version, on an sm_90 part with 132 SMs, the H200): every case the GPU tests below run
+// passes, and what the row refuses statically cuDNN refuses too.
+TEST(CudnnSdpaHost, FrontendValidatesTheGraphsWithoutDevice) {
+#ifndef ATTNBENCH_WITH_CUDNN
+  GTEST_SKIP() << kNotBuilt;
+#else
+  const problem claimed[] = {
+      prob(2, 3, 3, 200, 333, 64, dtype::bf16, "none"),
+      prob(1, 2, 2, 100, 777, 128, dtype::fp16, "causal"),
+      prob(1, 2, 2, 300, 77, 64, dtype::bf16, "none"),
+      prob(1, 2, 2, 333, 333, 64, dtype::bf16, "local:31,7"),
+      prob(1, 2, 2, 120, 333, 128, dtype::fp16, "local:0,0"),
+      prob(1, 2, 2, 120, 333, 128, dtype::fp16, "local:0,40"),
+      prob(2, 8, 1, 130, 250, 128, dtype::bf16, "causal"),
+      prob(1, 6, 2, 130, 250, 64, dtype::fp16, "none"),
+      prob(2, 8, 1, 1, 4096, 128, dtype::bf16, "causal"),
+      prob(2, 8, 1, 4, 4096, 128, dtype::bf16, "local:255,0"),
+      prob(1, 8, 8, 4, 1000, 64, dtype::fp16, "causal"),
+      prob(2, 8, 2, 1024, 1536, 128, dtype::bf16, "local:255,0"),
+  };
+  for (const problem& p : claimed)
+    EXPECT_EQ(cuda::cudnn_sdpa_validate_deviceless(p, 90, 132), "") << describe(p);
+  // The static refusal (Nq > Nkv under a band) is cuDNN's rule, not ours.
+  for (const char* m : {"causal", "local:10,0"}) {
+    const problem p = prob(1, 2, 2, 300, 77, 64, dtype::bf16, m);
+    EXPECT_NE(cuda::cudnn_sdpa_validate_deviceless(p, 90, 132), "") << describe(p);
+  }
+#endif
 }
 
 // ---- GPU --------------------------------------------------------------------

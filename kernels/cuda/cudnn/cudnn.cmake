@@ -42,7 +42,7 @@ foreach(prefix ${attnbench_cudnn_prefixes})
   endif()
 endforeach()
 
-if(NOT ATTNBENCH_CUDNN_FRONTEND_INCLUDE OR NOT attnbench_cudnn_library)
+if(NOT EXISTS "${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}/cudnn_frontend.h" OR NOT attnbench_cudnn_library)
   message(STATUS "attnbench: cudnn_sdpa row OFF (cudnn-frontend headers: "
                  "${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}; cuDNN library: "
                  "${attnbench_cudnn_library}; scripts/setup.sh fetches the headers)")
@@ -65,5 +65,6 @@ set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cudnn_sdpa.cpp TARGET_DIRE
 target_include_directories(${ATTNBENCH_CUDNN_TARGET} SYSTEM PRIVATE ${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}
                            ${attnbench_cudnn_include})
 target_link_libraries(${ATTNBENCH_CUDNN_TARGET} PUBLIC ${attnbench_cudnn_library} CUDA::nvrtc)
-# The registry calls add_cuda_rows_cudnn only where it is built (not in the host emulator).
-target_compile_definitions(${ATTNBENCH_CUDNN_TARGET} PRIVATE ATTNBENCH_WITH_CUDNN)
+# cuda_rows.cpp adds the row, and tests call cudnn_sdpa.hpp, only where it is built (never in
+# the host emulator, which compiles cuda_rows.cpp without it).
+target_compile_definitions(${ATTNBENCH_CUDNN_TARGET} PUBLIC ATTNBENCH_WITH_CUDNN)

@@ -16,6 +16,8 @@
 // decode; the kernel is closed, so only the minimal-IO byte model is given.
 // Not covered: fp8 (attnbench has no fp8 dtype; cuDNN's sdpa_fp8 needs
 // per-tensor scales the problem does not define), global tokens (no band).
+#include "kernels/cuda/cudnn/cudnn_sdpa.hpp"
+
 #include <cudnn_frontend.h>
 #include <fmt/format.h>
 
@@ -76,9 +78,12 @@ graph_key key_of(const problem& p) {
           p.mask.right};
 }
 
-built_graph build_graph(const problem& p) {
+// The row's graph for p, described (no handle needed yet). Deviceless: the
+// target's sm version and count, set before any node copies the context.
+std::shared_ptr<fe::graph::Graph> describe_graph(const problem& p, int sm_version = 0, int sm_count = 0) {
   const cudnn_band band = cudnn_band_for(p);
   auto g = std::make_shared<fe::graph::Graph>();
+  if (sm_version > 0) g->set_sm_version(sm_version).set_sm_count(sm_count);  // else asked of the device
   g->set_io_data_type(p.type == dtype::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -111,7 +116,11 @@ built_graph build_graph(const problem& p) {
       .set_data_type(fe::DataType_t::FLOAT)
       .set_dim({p.B, p.H, p.Nq, 1})
       .set_stride({p.H * p.Nq, p.Nq, 1, 1});
+  return g;
+}
 
+built_graph build_graph(const problem& p) {
+  std::shared_ptr<fe::graph::Graph> g = describe_graph(p);
   cudnnHandle_t h = cudnn_handle();
   built_graph b;
   const auto refused = [&](const char* stage, fe::error_t e) {
@@ -209,11 +218,19 @@ class cudnn_sdpa_runner : public device_runner {
 };
 
 }  // namespace
+
+std::string cudnn_sdpa_validate_deviceless(const problem& p, int sm_version, int sm_count) {
+  std::shared_ptr<fe::graph::Graph> g = describe_graph(p, sm_version, sm_count);
+  fe::error_t e = g->validate();
+  return e.is_good() ? std::string() : e.get_message();
+}
+
 }  // namespace cuda
 
 void add_cuda_rows_cudnn(std::vector<variant>& rows) {
   // Named first: GCC 12 -O3 warns (maybe-uninitialized) on a braced vector inside the braced row.
-  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16}, .masks = mask_none | mask_causal | mask_local};
+  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16},
+                          .masks = mask_none | mask_causal | mask_local};
   rows.push_back({
       .name = "cudnn_sdpa",
       .backend = backend_kind::cuda,
