@@ -181,7 +181,11 @@ endif()
 ab_emu_gtest(tolerance "ToleranceCap.*")
 # The Hopper twins (emu_hopper_test.cpp) and their negative controls: each
 # EmuHopperControl case passes only on the emulator's report of its defect.
-ab_emu_gtest(hopper "EmuHopper.*")
+if(ab_emu_san STREQUAL "thread")
+  ab_emu_gtest(hopper "EmuHopper.*:-EmuHopper.WithoutTheNamedBarrierReadsThePoison")  # a race by design
+else()
+  ab_emu_gtest(hopper "EmuHopper.*")
+endif()
 ab_emu_gtest(hopper_controls "EmuHopperControl.*")
 ab_emu_gtest(unfused "CudaUnfusedHost.*:CudaUnfused.MatchesFp64ReferenceOnSmallShapes:CudaUnfused.RepeatedRunsAreIdentical")
 ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShapes")
