@@ -1,7 +1,10 @@
 #include "core/problem.hpp"
 
+#include "core/block_layout.hpp"
+
 #include <charconv>
 #include <fmt/format.h>
+#include <vector>
 
 namespace attnbench {
 
@@ -46,20 +49,43 @@ static void check_mask_param(std::int64_t v, std::string_view what, std::string_
                                   whole, what, v, max_mask_param));
 }
 
+namespace {
+
+std::vector<std::string_view> split_list(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (std::size_t at = 0;;) {
+    const auto next = s.find(sep, at);
+    out.push_back(s.substr(at, next == std::string_view::npos ? s.size() - at : next - at));
+    if (next == std::string_view::npos) return out;
+    at = next + 1;
+  }
+}
+
+constexpr const char* mask_grammar =
+    "expected [none|causal|local:L,R][+global:G][+strided:L,S][+random:b,r[,seed]][+layout:b:PATH]";
+
+}  // namespace
+
 mask_spec parse_mask(std::string_view s) {
   mask_spec m;
-  std::string_view base = s, glob;
-  if (auto plus = s.find('+'); plus != std::string_view::npos) {
-    base = s.substr(0, plus);
-    glob = s.substr(plus + 1);
-  } else if (s.starts_with("global:")) {
-    base = "none";
-    glob = s;
+  // Terms split at '+', except that layout:b:PATH takes the rest of the string.
+  std::vector<std::string_view> terms;
+  for (std::string_view rest = s;;) {
+    if (rest.starts_with("layout:")) { terms.push_back(rest); break; }
+    const auto plus = rest.find('+');
+    terms.push_back(rest.substr(0, plus));
+    if (plus == std::string_view::npos) break;
+    rest = rest.substr(plus + 1);
   }
+  bool explicit_none = false, seen_global = false;
+  std::size_t first_term = 0;
+  const std::string_view base = terms[0];
   if (base == "none") {
-    m.kind = mask_kind::none;
+    explicit_none = true;
+    first_term = 1;
   } else if (base == "causal") {
     m.kind = mask_kind::causal;
+    first_term = 1;
   } else if (base.starts_with("local:")) {
     const std::string_view lr = base.substr(6);
     const auto comma = lr.find(',');
@@ -72,28 +98,89 @@ mask_spec parse_mask(std::string_view s) {
       throw input_error(fmt::format("bad mask '{}': window sizes must be >= 0", s));
     check_mask_param(m.left, "local window L", s);
     check_mask_param(m.right, "local window R", s);
-  } else {
-    throw input_error(fmt::format(
-        "unknown mask '{}' (expected none, causal, local:L,R, optionally +global:G)", s));
+    first_term = 1;
   }
-  if (!glob.empty()) {
-    if (!glob.starts_with("global:"))
-      throw input_error(fmt::format("bad mask '{}' (expected ...+global:G)", s));
-    m.global = parse_int(glob.substr(7), "global token count", s);
-    if (m.global <= 0) throw input_error(fmt::format("bad mask '{}': global:G needs G > 0", s));
-    check_mask_param(m.global, "global token count", s);
+  for (std::size_t t = first_term; t < terms.size(); ++t) {
+    const std::string_view term = terms[t];
+    auto once = [&](bool seen, const char* name) {
+      if (seen) throw input_error(fmt::format("bad mask '{}': term {} given twice", s, name));
+    };
+    if (term.starts_with("global:")) {
+      once(seen_global, "global");
+      seen_global = true;
+      m.global = parse_int(term.substr(7), "global token count", s);
+      if (m.global <= 0) throw input_error(fmt::format("bad mask '{}': global:G needs G > 0", s));
+      check_mask_param(m.global, "global token count", s);
+    } else if (term.starts_with("strided:")) {
+      once(m.has_strided(), "strided");
+      const auto v = split_list(term.substr(8), ',');
+      if (v.size() != 2) throw input_error(fmt::format("bad mask term '{}' in '{}' (expected strided:L,S)", term, s));
+      m.stride_band = parse_int(v[0], "strided band L", s);
+      m.stride = parse_int(v[1], "strided stride S", s);
+      if (m.stride_band < 0 || m.stride <= 0)
+        throw input_error(fmt::format("bad mask term '{}' in '{}': strided:L,S needs L >= 0 and S > 0", term, s));
+      check_mask_param(m.stride_band, "strided band L", s);
+      check_mask_param(m.stride, "strided stride S", s);
+    } else if (term.starts_with("random:")) {
+      once(m.has_random(), "random");
+      const auto v = split_list(term.substr(7), ',');
+      if (v.size() != 2 && v.size() != 3)
+        throw input_error(fmt::format("bad mask term '{}' in '{}' (expected random:b,r or random:b,r,seed)", term, s));
+      m.random_block = parse_int(v[0], "random block size b", s);
+      m.random_count = parse_int(v[1], "random block count r", s);
+      if (m.random_block <= 0 || m.random_count <= 0 || m.random_count > max_random_blocks)
+        throw input_error(fmt::format("bad mask term '{}' in '{}': random:b,r needs b > 0 and 0 < r <= {}", term,
+                                      s, max_random_blocks));
+      check_mask_param(m.random_block, "random block size b", s);
+      if (v.size() == 3) {
+        const std::int64_t seed = parse_int(v[2], "random seed", s);
+        if (seed < 0) throw input_error(fmt::format("bad mask '{}': random seed must be >= 0", s));
+        m.random_seed = static_cast<std::uint64_t>(seed);
+      }
+    } else if (term.starts_with("layout:")) {
+      const std::string_view rest = term.substr(7);
+      const auto colon = rest.find(':');
+      if (colon == std::string_view::npos || colon + 1 == rest.size())
+        throw input_error(fmt::format("bad mask term '{}' in '{}' (expected layout:b:PATH)", term, s));
+      m.layout_block = parse_int(rest.substr(0, colon), "layout block size b", s);
+      if (m.layout_block <= 0)
+        throw input_error(fmt::format("bad mask '{}': layout block size b must be > 0", s));
+      check_mask_param(m.layout_block, "layout block size b", s);
+      m.layout_id = load_block_layout(std::string(rest.substr(colon + 1)));
+      const block_layout& l = block_layout_by_id(m.layout_id);
+      m.layout_heads = l.heads;
+      m.layout_rows = l.rows;
+      m.layout_cols = l.cols;
+      m.layout = l.bits.data();
+    } else if (t == 0) {
+      throw input_error(fmt::format("unknown mask '{}' ({})", s, mask_grammar));
+    } else {
+      throw input_error(fmt::format("bad mask term '{}' in '{}' ({})", term, s, mask_grammar));
+    }
   }
+  if (explicit_none && m.has_sparse())
+    throw input_error(fmt::format("bad mask '{}': 'none' means every key; with strided, random or layout "
+                                  "terms drop it (or use causal or local:L,R)", s));
+  if (m.has_random() && m.has_layout() && m.random_block != m.layout_block)
+    throw input_error(fmt::format("bad mask '{}': random block size {} differs from layout block size {}", s,
+                                  m.random_block, m.layout_block));
   return m;
 }
 
 std::string to_string(const mask_spec& m) {
   std::string out;
   switch (m.kind) {
-    case mask_kind::none: out = "none"; break;
+    case mask_kind::none: out = m.has_sparse() ? "" : "none"; break;
     case mask_kind::causal: out = "causal"; break;
     case mask_kind::local: out = fmt::format("local:{},{}", m.left, m.right); break;
   }
-  if (m.global > 0) out += fmt::format("+global:{}", m.global);
+  auto add = [&](const std::string& term) { out += (out.empty() ? "" : "+") + term; };
+  if (m.global > 0) add(fmt::format("global:{}", m.global));
+  if (m.has_strided()) add(fmt::format("strided:{},{}", m.stride_band, m.stride));
+  if (m.has_random())
+    add(m.random_seed ? fmt::format("random:{},{},{}", m.random_block, m.random_count, m.random_seed)
+                      : fmt::format("random:{},{}", m.random_block, m.random_count));
+  if (m.has_layout()) add(fmt::format("layout:{}:{}", m.layout_block, block_layout_by_id(m.layout_id).path));
   return out;
 }
 
@@ -135,6 +222,19 @@ void validate(const problem& p) {
   for (auto [v, what] : {std::pair{p.mask.left, "local window L"}, std::pair{p.mask.right, "local window R"},
                          std::pair{p.mask.global, "global token count"}})
     check_mask_param(v, what, to_string(p.mask));
+  const mask_spec& m = p.mask;
+  if (m.has_layout()) {
+    const std::int64_t b = m.layout_block, rows = (p.Nq + b - 1) / b, cols = (p.Nkv + b - 1) / b;
+    const std::string path = block_layout_by_id(m.layout_id).path;
+    if (m.layout_rows != rows || m.layout_cols != cols)
+      throw input_error(fmt::format(
+          "layout file '{}' has {} x {} blocks; b={} with Nq={}, Nkv={} needs (ceil(Nq/b), ceil(Nkv/b)) = "
+          "({}, {})",
+          path, m.layout_rows, m.layout_cols, b, p.Nq, p.Nkv, rows, cols));
+    if (m.layout_heads != 1 && m.layout_heads != p.H)
+      throw input_error(fmt::format("layout file '{}' has {} heads; H={} needs 1 or {}", path,
+                                    m.layout_heads, p.H, p.H));
+  }
 }
 
 problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,

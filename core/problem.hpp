@@ -31,18 +31,47 @@ int dtype_bytes(dtype t);
 
 enum class mask_kind { none, causal, local };
 
+// The largest r of random:b,r (a fixed array on the device holds one query
+// block's picks) and of the strided stride/band (docs/masks.md).
+inline constexpr std::int64_t max_random_blocks = 16;
+
 struct mask_spec {
   mask_kind kind = mask_kind::none;
   std::int64_t left = 0;    // local: keys j >= i' - left are visible
   std::int64_t right = 0;   // local: keys j <= i' + right are visible
   std::int64_t global = 0;  // keys j < global see every query; queries i < global see every key
+  // Sparse terms (docs/masks.md), united with the window and global terms; with
+  // kind causal they are intersected with j <= i' (and the window term is empty).
+  // strided:L,S (Sparse Transformer, Child et al. 2019, "strided"): keys
+  // i' - L <= j <= i' and keys j <= i' with (i' - j) mod S == 0. S == 0: off.
+  std::int64_t stride = 0, stride_band = 0;
+  // random:b,r[,seed] (BigBird): r distinct key blocks of b keys per query
+  // block i / b, drawn from the seed. b == 0: off.
+  std::int64_t random_block = 0, random_count = 0;
+  std::uint64_t random_seed = 0;
+  // layout:b:PATH: b x b blocks (query block i / b, key block j / b) visible
+  // where the 0/1 array is 1; shape (rows, cols) or (heads, rows, cols).
+  // layout_id indexes the process's loaded layouts (core/block_layout.hpp);
+  // `layout` points at the bits on the host, or at a runner's device copy.
+  std::int64_t layout_block = 0;
+  std::int32_t layout_id = -1;
+  std::int64_t layout_heads = 0, layout_rows = 0, layout_cols = 0;
+  const std::uint8_t* layout = nullptr;
 
-  ATTN_HD bool is_none() const { return kind == mask_kind::none && global == 0; }
+  ATTN_HD bool has_strided() const { return stride > 0; }
+  ATTN_HD bool has_random() const { return random_block > 0; }
+  ATTN_HD bool has_layout() const { return layout_block > 0; }
+  ATTN_HD bool has_sparse() const { return has_strided() || has_random() || has_layout(); }
+  ATTN_HD bool per_head() const { return has_layout() && layout_heads > 1; }
+  ATTN_HD bool is_none() const { return kind == mask_kind::none && global == 0 && !has_sparse(); }
   bool operator==(const mask_spec&) const = default;
 };
 
 // "none", "causal", "local:L,R", each optionally followed by "+global:G";
-// "global:G" alone means none+global:G. Throws input_error.
+// "global:G" alone means none+global:G. Sparse terms follow with '+':
+// "strided:L,S", "random:b,r[,seed]", "layout:b:PATH" (last: the path is the
+// rest of the string); with sparse terms the base is causal, local:L,R or
+// omitted (none is refused: it would mean every key). Throws input_error.
 mask_spec parse_mask(std::string_view s);
 // Canonical text, the inverse of parse_mask (used in benchmark names).
 std::string to_string(const mask_spec& m);
@@ -73,7 +102,8 @@ inline constexpr std::int64_t max_mask_param = std::int64_t{1} << 40;   // L, R,
 inline constexpr std::int64_t max_score_elems = std::int64_t{1} << 52;  // B*H*Nq*Nkv
 
 // Throws input_error naming the first bad value (non-positive or too large
-// sizes, H % Hkv, d or tile sizes out of range, mask parameters out of range).
+// sizes, H % Hkv, d or tile sizes out of range, mask parameters out of range,
+// a block layout whose shape does not match Nq, Nkv, b and H).
 void validate(const problem& p);
 
 // "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"

@@ -5,11 +5,16 @@
 // For a row, the visible keys are one window interval plus the global prefix
 // [0, G); for a range of rows the union of their windows is again one
 // interval (windows slide by one key per row), so the key tiles a range of
-// rows must visit are the union of at most two tile intervals.
+// rows must visit are the union of at most two tile intervals. Masks with
+// sparse terms (strided, random, layout) are not intervals: their exact walk
+// is a list of key tiles per query tile (kv_tile_list, FlexAttention's
+// kv_num_blocks / kv_indices), built from kv_tile_visible; for them the
+// interval walkers return a covering (all tiles up to the causal bound).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/mask.hpp"
 
@@ -53,7 +58,7 @@ ATTN_HD inline tile_spans kv_tiles_for_queries(const problem& p, std::int64_t q0
   const std::int64_t nt = num_kv_tiles(p);
   const span64 none{nt, nt};
   const std::int64_t g_hi = std::min(nt, ceil_div(std::min(p.mask.global, p.Nkv), p.Bc));
-  if (walk == tile_walk::causal_bound) {
+  if (walk == tile_walk::causal_bound || p.mask.has_sparse()) {
     if (p.mask.kind != mask_kind::causal || q0 < p.mask.global) return {{0, nt}, none};
     const std::int64_t last_key = (q1 - 1) + p.Nkv - p.Nq;  // may be < 0
     const std::int64_t hi = std::clamp<std::int64_t>(ceil_div(last_key + 1, p.Bc), 0, nt);
@@ -91,11 +96,98 @@ ATTN_HD inline span64 row_window(const problem& p, std::int64_t i) {
 // a kernel skips the element-wise mask. A window [lo(i), hi(i)) has lo and hi
 // non-decreasing in i, so the rows share [lo(q.hi - 1), hi(q.lo)); global rows
 // and keys only add visibility.
+// With sparse terms it is conservative (only the global and window terms are
+// looked at): false sends a block to the element-wise mask, never wrong.
 ATTN_HD inline bool tile_fully_visible(const problem& p, span64 q, std::int64_t k0, std::int64_t k1) {
-  if (p.mask.kind == mask_kind::none) return true;
+  if (p.mask.kind == mask_kind::none && !p.mask.has_sparse()) return true;
   if (q.hi - 1 < p.mask.global || k1 <= p.mask.global) return true;
+  if (p.mask.kind != mask_kind::local) return false;  // sparse terms with base none/causal
   const span64 first = window_keys(p, q.lo, q.lo + 1), last = window_keys(p, q.hi - 1, q.hi);
   return last.lo <= k0 && k1 <= first.hi;
+}
+
+// True when some pair of query rows [q0, q1) (query head h) x keys [k0, k1)
+// is visible: exact for every mask (tests/cpu/test_tiles.cpp against
+// is_visible). Each term's pairs over a rectangle reduce to one interval test,
+// the stride to a multiple of S in an interval of differences i' - j, and the
+// block terms to the (query block, key block) pairs the rectangle meets.
+ATTN_HD inline bool kv_tile_visible(const problem& p, std::int64_t h, std::int64_t q0, std::int64_t q1,
+                                    std::int64_t k0, std::int64_t k1) {
+  k1 = std::min(k1, p.Nkv);
+  q1 = std::min(q1, p.Nq);
+  if (q0 >= q1 || k0 >= k1) return false;
+  const mask_spec& m = p.mask;
+  if (q0 < m.global || k0 < m.global) return true;
+  const span64 w = window_keys(p, q0, q1);
+  if (!w.empty() && w.lo < k1 && k0 < w.hi) return true;
+  if (!m.has_sparse()) return false;
+  const std::int64_t shift = p.Nkv - p.Nq;
+  if (m.has_strided()) {
+    const std::int64_t lo = std::max<std::int64_t>(0, q0 + shift - (k1 - 1)), hi = (q1 - 1) + shift - k0;
+    if (lo <= hi && (lo <= m.stride_band || ceil_div(lo, m.stride) * m.stride <= hi)) return true;
+  }
+  if (m.has_random() || m.has_layout()) {
+    const std::int64_t b = block_term_size(p);
+    for (std::int64_t qb = q0 / b; qb <= (q1 - 1) / b; ++qb) {
+      const std::int64_t last_row = std::min(q1, (qb + 1) * b) - 1;
+      for (std::int64_t kb = k0 / b; kb <= (k1 - 1) / b; ++kb) {
+        if (sparse_clipped(p) && std::max(k0, kb * b) > last_row + shift) break;  // later kb only later keys
+        if (block_term_visible(p, h, qb, kb)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The exact walk for every mask: per (head, query tile) the ascending list of
+// key tiles holding a visible pair (FlexAttention's kv_num_blocks and
+// kv_indices). heads is 1 unless the mask has a per-head layout. On a device
+// a kernel reads the same arrays through kv_tile_list_view.
+struct kv_tile_list_view {
+  const std::int32_t* num = nullptr;      // [heads, q_tiles]
+  const std::int32_t* indices = nullptr;  // [heads, q_tiles, kv_tiles]
+  std::int64_t heads = 1, q_tiles = 0, kv_tiles = 0;
+  ATTN_HD std::int64_t slot(std::int64_t h, std::int64_t qt) const { return (heads > 1 ? h : 0) * q_tiles + qt; }
+  ATTN_HD std::int32_t count(std::int64_t h, std::int64_t qt) const { return num[slot(h, qt)]; }
+  ATTN_HD std::int32_t at(std::int64_t h, std::int64_t qt, std::int64_t n) const {
+    return indices[slot(h, qt) * kv_tiles + n];
+  }
+};
+
+struct kv_tile_list {
+  std::int64_t heads = 1, q_tiles = 0, kv_tiles = 0;
+  std::vector<std::int32_t> num, indices;
+  kv_tile_list_view view() const { return {num.data(), indices.data(), heads, q_tiles, kv_tiles}; }
+  std::int64_t total() const {
+    std::int64_t n = 0;
+    for (auto c : num) n += c;
+    return n;
+  }
+};
+
+// Query tiles of p.Br rows, key tiles of p.Bc keys; `visible` lists exactly
+// the tiles with a visible pair, `causal_bound` the interval walk's tiles.
+inline kv_tile_list make_kv_tile_list(const problem& p, tile_walk walk) {
+  kv_tile_list l;
+  l.heads = p.mask.per_head() ? p.H : 1;
+  l.q_tiles = num_q_tiles(p);
+  l.kv_tiles = num_kv_tiles(p);
+  l.num.assign(l.heads * l.q_tiles, 0);
+  l.indices.assign(l.heads * l.q_tiles * l.kv_tiles, 0);
+  for (std::int64_t h = 0; h < l.heads; ++h)
+    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt) {
+      const std::int64_t q0 = qt * p.Br, q1 = std::min(p.Nq, q0 + p.Br), slot = h * l.q_tiles + qt;
+      std::int32_t n = 0;
+      const tile_spans cover = kv_tiles_for_queries(p, q0, q1, walk);
+      for (std::int64_t kt = 0; kt < l.kv_tiles; ++kt) {
+        const bool take = walk == tile_walk::visible
+                              ? kv_tile_visible(p, h, q0, q1, kt * p.Bc, (kt + 1) * p.Bc)
+                              : cover.first.contains(kt) || cover.second.contains(kt);
+        if (take) l.indices[slot * l.kv_tiles + n++] = static_cast<std::int32_t>(kt);
+      }
+      l.num[slot] = n;
+    }
+  return l;
 }
 
 }  // namespace attnbench

@@ -32,6 +32,11 @@ unsigned mask_features_of(const mask_spec& m) {
     case mask_kind::local: f = mask_local; break;
   }
   if (m.global > 0) f |= mask_global;
+  if (m.has_sparse() && m.kind == mask_kind::none) f &= ~unsigned{mask_none};  // no base: nothing to ask
+  if (m.has_strided()) f |= mask_strided;
+  if (m.has_random()) f |= mask_random;
+  if (m.has_layout()) f |= mask_layout;
+  if (m.per_head()) f |= mask_layout_heads;
   return f;
 }
 
@@ -41,6 +46,10 @@ std::vector<std::string_view> mask_feature_names(unsigned features) {
   if (features & mask_causal) out.push_back("causal");
   if (features & mask_local) out.push_back("local");
   if (features & mask_global) out.push_back("global");
+  if (features & mask_strided) out.push_back("strided");
+  if (features & mask_random) out.push_back("random");
+  if (features & mask_layout) out.push_back("layout");
+  if (features & mask_layout_heads) out.push_back("layout_heads");
   return out;
 }
 

@@ -91,7 +91,13 @@ enum mask_feature : unsigned {
   mask_causal = 1u << 1,
   mask_local = 1u << 2,
   mask_global = 1u << 3,
-  mask_all = mask_none | mask_causal | mask_local | mask_global,
+  mask_all = mask_none | mask_causal | mask_local | mask_global,  // the interval masks
+  // Sparse terms (issue 15): claimed explicitly, never by default.
+  mask_strided = 1u << 4,
+  mask_random = 1u << 5,
+  mask_layout = 1u << 6,
+  mask_layout_heads = 1u << 7,  // a per-head layout: the row passes the query head
+  mask_sparse_terms = mask_strided | mask_random | mask_layout | mask_layout_heads,
 };
 unsigned mask_features_of(const mask_spec& m);
 std::vector<std::string_view> mask_feature_names(unsigned features);

@@ -11,7 +11,7 @@ namespace attnbench {
 using namespace model_terms;
 
 double model_flops_softmax(const problem& p) {
-  return 4.0 * p.d * static_cast<double>(visible_pairs_per_head(p)) * p.B * p.H;
+  return 4.0 * p.d * static_cast<double>(visible_pairs_per_batch(p)) * p.B;
 }
 
 double model_bytes_min(const problem& p) {

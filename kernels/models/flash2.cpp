@@ -41,6 +41,22 @@ std::int64_t flash2_bytes_per_head(const problem& p, Keys keys) {
   return n;
 }
 
+// Masks with sparse terms: the exact tile list (per head for per-head
+// layouts). Sum over (head, query tile) of f(real rows, real keys of the
+// visited tiles), for all B x H (batch, head) pairs.
+template <class F>
+std::int64_t sparse_list_sum(const problem& p, F f) {
+  const kv_tile_list l = make_kv_tile_list(p, tile_walk::visible);
+  std::int64_t n = 0;
+  for (std::int64_t h = 0; h < l.heads; ++h)
+    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt) {
+      std::int64_t keys = 0;
+      for (std::int32_t t = 0; t < l.view().count(h, qt); ++t) keys += kv_tile_cols(p, l.view().at(h, qt, t));
+      n += f(q_tile_rows(p, qt), keys);
+    }
+  return n * p.B * (p.H / l.heads);
+}
+
 }  // namespace
 
 double model_flops_executed_flash2(const problem& p) {
@@ -49,6 +65,9 @@ double model_flops_executed_flash2(const problem& p) {
 }
 
 double model_flops_executed_sparse(const problem& p) {
+  if (p.mask.has_sparse())
+    return 4.0 * p.d *
+           static_cast<double>(sparse_list_sum(p, [](std::int64_t rows, std::int64_t keys) { return rows * keys; }));
   const auto pairs = tile_pairs_per_head(p, [&](std::int64_t qt) { return sparse_keys(p, qt); });
   return 4.0 * p.d * static_cast<double>(pairs) * p.B * p.H;
 }
@@ -59,6 +78,10 @@ double model_bytes_flash2(const problem& p) {
 }
 
 double model_bytes_sparse(const problem& p) {
+  if (p.mask.has_sparse())
+    return static_cast<double>(sparse_list_sum(p, [&](std::int64_t rows, std::int64_t keys) {
+      return rows * (2 * p.d * es(p) + f32) + 2 * p.d * es(p) * keys;
+    }));
   const auto per_head = flash2_bytes_per_head(p, [&](std::int64_t qt) { return sparse_keys(p, qt); });
   return static_cast<double>(p.B * p.H * per_head);
 }

@@ -35,7 +35,7 @@ reference_rows reference_softmax(const host_inputs& in, std::span<const std::int
     std::vector<double> s(p.Nkv);
     double m = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < p.Nkv; ++j) {
-      if (!is_visible(p, i, j)) continue;
+      if (!is_visible(p, h, i, j)) continue;
       double dot = 0;
       for (std::int64_t c = 0; c < d; ++c) dot += double(q[c]) * double(in.k[kv + j * d + c]);
       s[j] = dot * scale;
@@ -48,7 +48,7 @@ reference_rows reference_softmax(const host_inputs& in, std::span<const std::int
     }
     double l = 0;
     for (std::int64_t j = 0; j < p.Nkv; ++j) {
-      if (!is_visible(p, i, j)) continue;
+      if (!is_visible(p, h, i, j)) continue;
       const double w = std::exp(s[j] - m);
       l += w;
       for (std::int64_t c = 0; c < d; ++c) o[c] += w * double(in.v[kv + j * d + c]);
@@ -61,7 +61,7 @@ reference_rows reference_softmax(const host_inputs& in, std::span<const std::int
 
 reference_rows reference_linear(const host_inputs& in, std::span<const std::int64_t> rows) {
   const problem& p = in.p;
-  if (p.mask.global != 0 || p.mask.kind == mask_kind::local)
+  if (p.mask.global != 0 || p.mask.kind == mask_kind::local || p.mask.has_sparse())
     throw input_error(fmt::format("linear attention supports masks none and causal, not '{}'",
                                   to_string(p.mask)));
   const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size());
