@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -14,7 +15,7 @@
 namespace attnbench {
 
 struct timing_options {
-  bool hot = false;  // skip the L2 flush before each timed sample (GPU)
+  bool hot = false;  // skip the cache flush before each timed sample (GPU L2, CPU LLC)
   // When set, timed_sample() wraps its launches (not the flush) in a range of this name.
   std::string range;
 };
@@ -34,6 +35,11 @@ class backend {
   // One timed sample: flush caches (unless opt.hot), then run `batch` launches
   // of r and return the seconds per launch. Throws backend_error.
   virtual double timed_sample(runner& r, int batch, const timing_options& opt) = 0;
+  // True (the CPU backend): cold samples of the host path come from timed_sample(), one
+  // run each after an LLC eviction outside the timed region, not from timing run() in a loop.
+  virtual bool evicts_llc() const { return false; }
+  // What the cache flush before a sample is, for context.timing.l2_flush.
+  virtual std::string cache_flush(bool hot) const { return hot ? "none (--hot)" : "none"; }
   // Waits for queued work; throws backend_error on an asynchronous failure.
   virtual void synchronize() = 0;
   // Named range around a launch, visible in Nsight (no-op on the CPU).
@@ -42,6 +48,12 @@ class backend {
 };
 
 std::unique_ptr<backend> make_cpu_backend();
+// Tests: the CPU backend with its LLC eviction and its clock (seconds) replaced.
+struct cpu_timing_hooks {
+  std::function<void()> evict;
+  std::function<double()> now_s;
+};
+std::unique_ptr<backend> make_cpu_backend(cpu_timing_hooks hooks);
 #ifdef ATTNBENCH_WITH_CUDA
 // The CUDA backend itself (harness/cuda/, part of the CUDA module). Throws
 // backend_error with the reason when no usable device is present.

@@ -24,7 +24,7 @@ namespace attnbench {
 
 struct sweep_options {
   int repetitions = 3;
-  bool hot = false;       // no L2 flush before timed samples (GPU)
+  bool hot = false;       // no cache flush before timed samples (GPU L2, CPU LLC)
   bool profile = false;   // one untimed launch set per configuration, inside its range
   double rep_time_s = 0;  // target time of one repetition; 0: backend default
   bool quiet = false;     // no per-configuration console lines

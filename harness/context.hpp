@@ -16,7 +16,9 @@ struct run_facts {
   std::string preset;        // preset or sweep file name
   std::string command_line;  // as typed (shell-quoted)
   int repetitions = 0;
-  std::string l2_flush = "none";  // "per launch" (cuda, cold), "none (--hot)", "none" (cpu)
+  // backend::cache_flush: "per launch" (cuda, cold), "llc eviction per run (N MiB buffer)"
+  // (cpu, cold), "none (--hot)"; "none" when the backend flushes nothing.
+  std::string l2_flush = "none";
   std::string shard;         // "i/n" when sharded, else empty
 };
 

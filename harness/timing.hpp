@@ -1,8 +1,9 @@
 // Measurement of a validated runner: warm-up and a pilot that sizes the
 // iterations, then the timed repetitions as one Google Benchmark benchmark
-// named by the configuration (real time on the CPU, manual time from
-// backend.timed_sample on the GPU). --profile replaces it with one launch
-// inside the configuration's range.
+// named by the configuration: manual time from backend.timed_sample on the GPU
+// (an L2 flush per launch) and on the CPU when cold (an LLC eviction per run,
+// outside the timed region); real time of run() in a loop on the CPU with --hot.
+// --profile replaces it with one launch inside the configuration's range.
 #pragma once
 
 #include <string>
@@ -14,7 +15,7 @@ namespace attnbench {
 
 struct timing_request {
   int repetitions = 3;
-  bool hot = false;       // no L2 flush before timed samples (GPU)
+  bool hot = false;       // no cache flush before timed samples (GPU L2, CPU LLC)
   double rep_time_s = 0;  // target time of one repetition; 0: backend default
 };
 

@@ -132,7 +132,7 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   facts.preset = spec.name;
   facts.command_line = command_line;
   facts.repetitions = opt.repetitions;
-  facts.l2_flush = be->kind() != backend_kind::cuda ? "none" : c.hot ? "none (--hot)" : "per launch";
+  facts.l2_flush = be->cache_flush(c.hot);
   if (c.sharded) facts.shard = fmt::format("{}/{}", c.shard.index, c.shard.count);
   const json context = make_context(*be, !c.no_ceilings, facts);
 

@@ -132,6 +132,7 @@ class cuda_backend final : public backend {
   }
 
   bool manual_time() const override { return true; }
+  std::string cache_flush(bool hot) const override { return hot ? "none (--hot)" : "per launch"; }
 
   // Cold: every launch after its own L2 flush, timed by its own event pair
   // (the start event is recorded after the flush), the times summed. Hot: one

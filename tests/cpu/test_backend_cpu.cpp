@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "harness/backend.hpp"
@@ -31,6 +32,15 @@ TEST(backend_cpu, measured_ceilings) {
   EXPECT_GT(m["bandwidth_gbps"].get<double>(), 0.1);
   EXPECT_GT(m["tflops"]["fp32"].get<double>(), 1e-4);
   EXPECT_FALSE(c["ceilings"].contains("theoretical"));
+  // The fp32 ceiling is the best size measured, and says which (issue 14).
+  const auto& how = m["fp32_sgemm"];
+  double best = 0;
+  for (const auto& [n, tflops] : how["tflops_by_n"].items()) best = std::max(best, tflops.get<double>());
+  EXPECT_GE(how["tflops_by_n"].size(), 2u);
+  EXPECT_EQ(m["tflops"]["fp32"].get<double>(), best);
+  EXPECT_EQ(how["tflops_by_n"][std::to_string(how["n"].get<int>())].get<double>(), best);
+  EXPECT_GE(how["threads"].get<int>(), 1);
+  EXPECT_FALSE(how["library"].get<std::string>().empty());
 }
 
 TEST(backend_cpu, timed_sample_runs_the_batch) {
