@@ -1,4 +1,4 @@
-// flash3 (cuda, sm_90a): every instantiation (d 64/128 x bf16/fp16) against
+// flash3 (cuda, sm_90a): every instantiation (d 64/128/256 x bf16/fp16) against
 // the fp64 reference (small shapes, every row) and the on-device fp32
 // reference (large shapes), with flash2's checks: error bound, per-row error,
 // log-sum-exp, rows with no visible key (O = 0, lse = -inf), ragged tiles,
@@ -86,6 +86,10 @@ TEST(Flash3Host, SupportsReasons) {
   if (l.from_device && !(l.cc_major == 9 && l.cc_minor == 0)) EXPECT_NE(why.find("sm_90"), std::string::npos);
   EXPECT_EQ(v->resolved(p).Br, 128);
   EXPECT_EQ(v->resolved(p).Bc, 128);
+  p.d = 256;
+  EXPECT_EQ(v->resolved(p).Bc, 64);  // d = 256: 128 x 64 tiles
+  p.d = 512;
+  EXPECT_NE(v->supports(p).reason.find("d=512"), std::string::npos);
 }
 
 // ---- GPU --------------------------------------------------------------------
@@ -119,7 +123,8 @@ TEST_P(Flash3Instances, MasksGqaAndEdgeShapes) {
 
 INSTANTIATE_TEST_SUITE_P(AllInstantiations, Flash3Instances,
                          ::testing::Values(type_case{64, dtype::fp16}, type_case{64, dtype::bf16},
-                                           type_case{128, dtype::fp16}, type_case{128, dtype::bf16}),
+                                           type_case{128, dtype::fp16}, type_case{128, dtype::bf16},
+                                           type_case{256, dtype::fp16}, type_case{256, dtype::bf16}),
                          [](const auto& info) {
                            return "d" + std::to_string(info.param.d) + "_" + std::string(to_string(info.param.t));
                          });

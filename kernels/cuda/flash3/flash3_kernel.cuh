@@ -188,17 +188,21 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   // Descriptors (128B swizzle, atoms of 8 rows x 128 B, SBO = 1024 B):
   // Q and K K-major (k16 step = +32 B inside a panel, next panel per 64
   // columns); V MN-major (16 keys = +2048 B; LBO = the panel stride between
-  // 64-column blocks of d).
-  const std::uint32_t q_addr = smem_u32(sQ) + cw * K::wg_rows * 128;
+  // 64-column blocks of d). One base descriptor per operand; a step adds its
+  // byte offset / 16 to the start-address field (addresses stay below 2^18,
+  // so no carry leaves the field). Recomputing 16 full descriptors per
+  // operand instead kept them all live: 12 bytes of spills at d = 256.
+  const std::uint64_t dq0 = smem_desc(smem_u32(sQ) + cw * K::wg_rows * 128, 16, 1024, swz);
+  const std::uint64_t dk0 = smem_desc(smem_u32(sK), 16, 1024, swz);
+  const std::uint64_t dv0 = smem_desc(smem_u32(sV), K::kv_panel_bytes, 1024, swz);
   auto desc_q = [&](int ks) {
-    return smem_desc(q_addr + (ks / 4) * K::q_panel_bytes + (ks % 4) * 32, 16, 1024, swz);
+    return dq0 + static_cast<std::uint64_t>(((ks / 4) * K::q_panel_bytes + (ks % 4) * 32) >> 4);
   };
   auto desc_k = [&](int s, int ks) {
-    return smem_desc(smem_u32(sK + s * K::kv_tile_bytes) + (ks / 4) * K::kv_panel_bytes + (ks % 4) * 32, 16, 1024,
-                     swz);
+    return dk0 + static_cast<std::uint64_t>((s * K::kv_tile_bytes + (ks / 4) * K::kv_panel_bytes + (ks % 4) * 32) >> 4);
   };
   auto desc_v = [&](int s, int kk) {
-    return smem_desc(smem_u32(sV + s * K::kv_tile_bytes) + kk * 2048, K::kv_panel_bytes, 1024, swz);
+    return dv0 + static_cast<std::uint64_t>((s * K::kv_tile_bytes + kk * 2048) >> 4);
   };
 
   float o_acc[D / 2];

@@ -13,6 +13,11 @@
 
 namespace attnbench::cuda {
 
+std::int64_t flash3_key_tile(const problem& p) {
+  const flash3_config* c = find_flash3_config(static_cast<int>(p.d), p.type);
+  return c ? c->bn : kFlash3Bc;
+}
+
 flash3_plan plan_flash3(const problem& p) {
   flash3_plan s;
   const std::int64_t g = p.group();
@@ -21,14 +26,14 @@ flash3_plan plan_flash3(const problem& p) {
   s.walk = tile_walk::visible;
   s.geometry = p;
   s.geometry.Br = static_cast<std::int64_t>(s.pack) * s.queries_per_tile;
-  s.geometry.Bc = kFlash3Bc;
+  s.geometry.Bc = flash3_key_tile(p);
   return s;
 }
 
 problem flash3_resolve(const problem& p) {
   problem q = p;
   q.Br = kFlash3Br;
-  q.Bc = kFlash3Bc;
+  q.Bc = flash3_key_tile(p);
   return q;
 }
 

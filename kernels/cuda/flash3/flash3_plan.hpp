@@ -12,13 +12,16 @@
 
 namespace attnbench::cuda {
 
-// Key tile of every instantiation (flash3_instances.cpp) and the CTA's 128 rows.
+// The CTA's 128 rows (2 consumer warpgroups x 64) and the default key tile;
+// d = 256 uses 64 keys (flash3_instances.cpp).
 inline constexpr std::int64_t kFlash3Bc = 128, kFlash3Br = 128;
+// Key tile of the instantiation for p's head dim and dtype (kFlash3Bc if none).
+std::int64_t flash3_key_tile(const problem& p);
 // Most heads of a group packed into one CTA (queries per tile = 128 / pack >= 4).
 inline constexpr std::int64_t kFlash3MaxPack = 32;
 
 struct flash3_plan {
-  problem geometry;  // p with Br = pack * queries_per_tile, Bc = 128
+  problem geometry;  // p with Br = pack * queries_per_tile, Bc = the key tile
   int pack = 1;
   int queries_per_tile = 128;
   tile_walk walk = tile_walk::visible;
@@ -27,7 +30,7 @@ struct flash3_plan {
 // Heads of a group are packed when 1 < G <= 32; the walk visits only tiles
 // holding a visible pair (core/tiles.hpp).
 flash3_plan plan_flash3(const problem& p);
-// The user-facing geometry of the row (Br x Bc = 128 x 128), for names.
+// The user-facing geometry of the row (Br x Bc = 128 x the key tile), for names.
 problem flash3_resolve(const problem& p);
 model_figures model_flash3_row(const problem& p);
 

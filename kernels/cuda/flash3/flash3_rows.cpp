@@ -33,9 +33,9 @@ void add_cuda_rows_flash3(std::vector<variant>& rows) {
       .backend = backend_kind::cuda,
       .math = attention_math::softmax,
       .summary = "FlashAttention-3 on Hopper (sm_90a): TMA + mbarrier K/V ring from a producer warp, two "
-                 "pingpong consumer warpgroups on wgmma, setmaxnreg, GQA heads packed; 128x128 tiles",
+                 "pingpong consumer warpgroups on wgmma, setmaxnreg, GQA heads packed; 128x128 tiles (128x64 at d=256)",
       .writes_lse = true,
-      .caps = {.dtypes = {dtype::bf16, dtype::fp16}, .head_dims = {64, 128}},
+      .caps = {.dtypes = {dtype::bf16, dtype::fp16}, .head_dims = {64, 128, 256}},
       .tags = {tag::fused},
       .check = check_flash3,
       .model = cuda::model_flash3_row,
