@@ -139,15 +139,16 @@ built_graph build_graph(const problem& p) {
 }
 
 // Graphs built in this process, per problem; kept for the process's life
-// (a plan is host state plus its loaded kernels: small beside a sweep's data).
+// (a plan is host state plus its loaded kernels: small beside a sweep's data)
+// and never destroyed, so no cuDNN descriptor is freed after CUDA's teardown at exit.
 // Never throws: supports() and memory_bytes() run outside the harness's
 // per-configuration error handling, so a failure (cudnnCreate, a CUDA error
 // inside the build) becomes the problem's refusal, and the runner throws it.
 std::shared_ptr<const built_graph> graph_for(const problem& p) {
   static std::mutex mu;
-  static std::map<graph_key, std::shared_ptr<const built_graph>> cache;
+  static auto* cache = new std::map<graph_key, std::shared_ptr<const built_graph>>;
   const std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.try_emplace(key_of(p));
+  auto [it, inserted] = cache->try_emplace(key_of(p));
   if (inserted) {
     built_graph b;
     try {
