@@ -77,6 +77,8 @@ run_step() {
 }
 
 targets=(attnbench_emu_tests attnbench_emu_flash2 attnbench_emu_san_controls)
+# flash3's cases (tests/emu/flash3/tests.cmake) have their own executable.
+[[ -f tests/emu/flash3/tests.cmake ]] && targets+=(attnbench_emu_flash3)
 for s in "${steps[@]}"; do
   case "$s" in
     asan) run_step asan address,undefined asan "" "${targets[@]}" ;;
