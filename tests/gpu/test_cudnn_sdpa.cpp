@@ -126,8 +126,9 @@ TEST(CudnnSdpaHost, SupportsReasons) {
   EXPECT_EQ(v.supports(p).reason, "cudnn_sdpa (cuda) computes in fp16, bf16, not fp32");
   p = prob(1, 2, 2, 128, 128, 64, dtype::bf16, "causal+global:4");
   EXPECT_NE(v.supports(p).reason.find("global"), std::string::npos) << v.supports(p).reason;
-  // Past the capabilities (a row declaring global would still refuse it, with
-  // why).
+  p = prob(1, 2, 2, 128, 128, 64, dtype::bf16, "causal+strided:16,8");
+  EXPECT_NE(v.supports(p).reason.find("strided"), std::string::npos) << v.supports(p).reason;
+  // Past the capabilities: the row's own rules.
   p.d = 100;  // validate() refuses it first; the row's own rule still names it
   p.mask = {};
   EXPECT_NE(v.supports(p).reason.find("d=100"), std::string::npos) << v.supports(p).reason;

@@ -15,7 +15,8 @@
 // Expected bottleneck: tensor-core math for long sequences, K/V bandwidth for
 // decode; the kernel is closed, so only the minimal-IO byte model is given.
 // Not covered: fp8 (attnbench has no fp8 dtype; cuDNN's sdpa_fp8 needs
-// per-tensor scales the problem does not define), global tokens (no band).
+// per-tensor scales the problem does not define), global tokens and sparse
+// terms (strided, random, layout: no band).
 #include "kernels/cuda/cudnn/cudnn_sdpa.hpp"
 
 #include <cudnn_frontend.h>
@@ -172,6 +173,9 @@ support static_support(const problem& p) {
     return support::no(
         fmt::format("global tokens (global:{}) are no diagonal band: cuDNN's SDPA mask cannot express them",
                     p.mask.global));
+  if (p.mask.has_sparse())
+    return support::no(fmt::format(
+        "sparse terms ({}) are no diagonal band: cuDNN's SDPA mask cannot express them", to_string(p.mask)));
   if (p.d % 8 != 0 || p.d > 256)
     return support::no(fmt::format("head dim d={}: cuDNN's SDPA needs a multiple of 8, at most 256", p.d));
   const cudnn_band band = cudnn_band_for(p);
