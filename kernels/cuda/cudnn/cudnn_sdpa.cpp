@@ -198,13 +198,21 @@ std::int64_t workspace_bytes(const problem& p) {
   return graph_for(p)->workspace_bytes;
 }
 
+// The graph a runner executes: never one for a problem the band cannot express
+// (the graph key holds no global or sparse terms).
+std::shared_ptr<const built_graph> checked_graph_for(const problem& p) {
+  if (const support s = static_support(p); !s.ok) throw backend_error("cudnn_sdpa: " + s.reason);
+  std::shared_ptr<const built_graph> g = graph_for(p);
+  if (!g->refusal.empty()) throw backend_error(g->refusal);
+  return g;
+}
+
 class cudnn_sdpa_runner : public device_runner {
  public:
   // The Stats output is always written (lse is the row's), so the base always
   // allocates it.
   explicit cudnn_sdpa_runner(const problem& p)
-      : device_runner(p, true), graph_(graph_for(p)), workspace_(graph_->workspace_bytes) {
-    if (!graph_->refusal.empty()) throw backend_error(graph_->refusal);
+      : device_runner(p, true), graph_(checked_graph_for(p)), workspace_(graph_->workspace_bytes) {
     pack_ = {
         {uid_q, q_.get()}, {uid_k, k_.get()}, {uid_v, v_.get()}, {uid_o, o_.get()}, {uid_stats, lse_.get()}};
   }
