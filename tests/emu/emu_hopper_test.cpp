@@ -85,6 +85,7 @@ struct gemm_case {
   int scale_first = 1;
   int desc_swz = -1;  // descriptor swizzle if not swz (negative control)
   bool a_generic = false, proxy_fence = true, wgmma_fence = true, wait = true;
+  bool fp16 = false;  // f16 operands instead of bf16
 };
 struct alignas(128) gemm_params {
   CUtensorMap map_a, map_b;
@@ -139,12 +140,12 @@ __global__ void gemm_kernel(const __grid_constant__ gemm_params p) {
       a[i / 2] = std::uint32_t(p.a[row * p.kt + col]) | (std::uint32_t(p.a[row * p.kt + col + 1]) << 16);
     }
     const int scale = ks == 0 ? c.scale_first : 1;
-    if (c.n == 64 && !c.rs && !c.trans_b) {  // the templated entry points, as the kernels call them
+    if (c.n == 64 && !c.rs && !c.trans_b && !c.fp16) {  // the templated entry points, as the kernels call them
       f3::wgmma_ss<__nv_bfloat16, 64, 0>(reinterpret_cast<float(&)[32]>(d), da, db, scale);
-    } else if (c.n == 64 && c.rs && c.trans_b) {
+    } else if (c.n == 64 && c.rs && c.trans_b && !c.fp16) {
       f3::wgmma_rs<__nv_bfloat16, 64, 1>(reinterpret_cast<float(&)[32]>(d), a, db, scale);
     } else {
-      f3::wgmma_any(d, c.n, c.rs ? a : nullptr, da, db, c.trans_b ? 1 : 0, true, scale);
+      f3::wgmma_any(d, c.n, c.rs ? a : nullptr, da, db, c.trans_b ? 1 : 0, !c.fp16, scale);
     }
   }
   f3::wgmma_commit_group();
@@ -166,8 +167,10 @@ gemm_result run_gemm(const gemm_case& c) {
   std::mt19937 rng(1234 + c.swz * 7 + c.n);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<std::uint16_t> A(64 * kt), B(static_cast<std::size_t>(c.n) * kt);  // B[n][k]
-  for (auto& x : A) x = to_bf16(u(rng));
-  for (auto& x : B) x = to_bf16(u(rng));
+  auto to16 = [&](float f) { return c.fp16 ? emu_float_to_half_bits(f) : to_bf16(f); };
+  auto from16 = [&](std::uint16_t x) { return c.fp16 ? emu_half_bits_to_float(x) : from_bf16(x); };
+  for (auto& x : A) x = to16(u(rng));
+  for (auto& x : B) x = to16(u(rng));
   std::vector<std::uint16_t> Bt(B.size());  // [k][n]
   for (int n = 0; n < c.n; ++n)
     for (int k = 0; k < kt; ++k) Bt[static_cast<std::size_t>(k) * c.n + n] = B[static_cast<std::size_t>(n) * kt + k];
@@ -181,7 +184,7 @@ gemm_result run_gemm(const gemm_case& c) {
   p.a_bytes = 64 * kt * 2;
   p.b_bytes = c.n * kt * 2;
   p.b_loads = 1;
-  const auto bf16 = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const auto bf16 = c.fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   if (c.swz) {  // K-major: rows of one swizzle span, 8-row groups at SBO = 8 span; k16 steps of 32 bytes
     p.map_a = encode(bf16, 2, A.data(), {cuuint64_t(kt), 64}, {cuuint64_t(kt * 2)}, {cuuint32_t(kt), 64}, c.swz);
     p.a_lbo = 16;
@@ -231,7 +234,7 @@ gemm_result run_gemm(const gemm_case& c) {
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < c.n; ++n) {
       double s = 0;
-      for (int k = 0; k < kt; ++k) s += double(from_bf16(A[m * kt + k])) * from_bf16(B[static_cast<std::size_t>(n) * kt + k]);
+      for (int k = 0; k < kt; ++k) s += double(from16(A[m * kt + k])) * from16(B[static_cast<std::size_t>(n) * kt + k]);
       r.want[m * c.n + n] = static_cast<float>(s + (c.scale_first ? c.init : 0.f));
     }
   return r;
@@ -283,6 +286,19 @@ TEST(EmuHopper, WgmmaN128ScaleDAndAccumulate) {
       c.scale_first = 1;
       r = run_gemm(c);
       EXPECT_LT(max_err(r), 1e-4) << "N=128 accumulate onto 0.5";
+    }
+}
+
+TEST(EmuHopper, WgmmaFp16Operands) {
+  for (int rs = 0; rs < 2; ++rs)
+    for (int trans_b = 0; trans_b < 2; ++trans_b) {
+      gemm_case c;
+      c.fp16 = true;
+      c.rs = rs;
+      c.trans_b = trans_b;
+      const gemm_result r = run_gemm(c);
+      EXPECT_TRUE(r.error.empty()) << r.error << r.log;
+      EXPECT_LT(max_err(r), 1e-4) << "f16" << (rs ? " RS" : " SS") << (trans_b ? " B MN-major" : " B K-major");
     }
 }
 
