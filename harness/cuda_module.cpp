@@ -90,6 +90,12 @@ bool cuda_driver_has_device(std::string* why) {
 
 backend_kind best_available_backend(std::string* why) {
   std::string reason;
+#ifndef ATTNBENCH_CUDA_MODULE_NAME
+  if (!cuda_backend_factory) {  // nothing to probe for
+    if (why) *why = "attnbench was built without CUDA";
+    return backend_kind::cpu;
+  }
+#endif
   if (!cuda_driver_has_device(&reason)) {
     if (why) *why = reason;
     return backend_kind::cpu;
