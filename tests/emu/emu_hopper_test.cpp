@@ -5,7 +5,7 @@
 //    and MN-major (trans_b), scale_d 0 and 1, N = 64 and 128, against a
 //    scalar GEMM; operands loaded by TMA with the same swizzle, and once
 //    written by generic stores (+ fence.proxy.async) from the ISA's formula;
-//  * TMA 2D/3D/4D boxes with out-of-bounds zero fill for each swizzle,
+//  * TMA 2D/3D/4D boxes with out-of-bounds zero fill (and an element stride) for each swizzle,
 //    checked byte for byte against the swizzle written out here;
 //  * an mbarrier producer/consumer ring over several phases, named barriers,
 //    elect.sync, setmaxnreg (an inc waits for a dec), the tensor-map encoder's
@@ -65,9 +65,10 @@ std::pair<std::string, std::string> run_captured(F f) {
 }
 
 CUtensorMap encode(CUtensorMapDataType type, int rank, const void* base, std::vector<cuuint64_t> dims,
-                   std::vector<cuuint64_t> strides, std::vector<cuuint32_t> box, int swizzle) {
+                   std::vector<cuuint64_t> strides, std::vector<cuuint32_t> box, int swizzle,
+                   std::vector<cuuint32_t> es = {}) {
   CUtensorMap m{};
-  std::vector<cuuint32_t> es(rank, 1);
+  es.resize(rank, 1);
   const CUresult r = cuTensorMapEncodeTiled(&m, type, rank, const_cast<void*>(base), dims.data(), strides.data(),
                                             box.data(), es.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
                                             static_cast<CUtensorMapSwizzle>(swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -382,6 +383,7 @@ TEST(EmuHopper, TmaBoxesZeroFillOutOfBoundsWithEachSwizzle) {
     std::vector<cuuint64_t> dims;
     std::vector<cuuint32_t> box;
     std::vector<int> coord;
+    std::vector<cuuint32_t> es = {};  // element strides (1)
   };
   for (int swz = 0; swz < 4; ++swz) {
     const int inner = swz ? (16 << swz) / 2 : 24;  // elements per box row: the swizzle span (48 bytes unswizzled)
@@ -390,6 +392,8 @@ TEST(EmuHopper, TmaBoxesZeroFillOutOfBoundsWithEachSwizzle) {
         {2, {cuuint64_t(inner), 9}, {cuuint32_t(inner), 4}, {8, 7}},  // columns and rows past the end
         {3, {cuuint64_t(inner), 3, 4}, {cuuint32_t(inner), 2, 3}, {0, 2, -1}},
         {4, {cuuint64_t(inner), 2, 3, 2}, {cuuint32_t(inner), 2, 2, 2}, {0, -1, 2, 1}},
+        // element stride 2 along rows: ceil(6 / 2) = 3 rows, 5, 7 and 9 (past the end)
+        {2, {cuuint64_t(inner), 9}, {cuuint32_t(inner), 6}, {0, 5}, {1, 2}},
     };
     for (const shape& s : shapes) {
       std::size_t total = 1;
@@ -400,11 +404,14 @@ TEST(EmuHopper, TmaBoxesZeroFillOutOfBoundsWithEachSwizzle) {
       cuuint64_t st = 2;
       for (int i = 0; i + 1 < s.rank; ++i) strides.push_back(st *= s.dims[i]);
       tma_params p{};
-      p.map = encode(CU_TENSOR_MAP_DATA_TYPE_UINT16, s.rank, g.data(), s.dims, strides, s.box, swz);
+      p.map = encode(CU_TENSOR_MAP_DATA_TYPE_UINT16, s.rank, g.data(), s.dims, strides, s.box, swz, s.es);
+      std::vector<cuuint32_t> es = s.es, n(s.rank);
+      es.resize(s.rank, 1);
+      for (int i = 0; i < s.rank; ++i) n[i] = (s.box[i] + es[i] - 1) / es[i];  // elements loaded along i
       p.rank = s.rank;
       for (int i = 0; i < s.rank; ++i) p.coord[i] = s.coord[i];
       std::uint32_t rows = 1;
-      for (int i = 1; i < s.rank; ++i) rows *= s.box[i];
+      for (int i = 1; i < s.rank; ++i) rows *= n[i];
       p.bytes = rows * inner * 2;
       std::vector<std::uint16_t> out(p.bytes / 2), before(1);
       p.out = out.data();
@@ -417,14 +424,14 @@ TEST(EmuHopper, TmaBoxesZeroFillOutOfBoundsWithEachSwizzle) {
         std::uint32_t idx[4] = {0, r, 0, 0};  // box row r -> box coordinates 1..rank-1
         for (int i = 1; i < s.rank; ++i) {
           idx[i] = r;
-          for (int j = 1; j < i; ++j) idx[i] /= s.box[j];
-          idx[i] %= s.box[i];
+          for (int j = 1; j < i; ++j) idx[i] /= n[j];
+          idx[i] %= n[i];
         }
         for (int x = 0; x < inner; ++x) {
           long long lin = 0, mul = 1;
           bool inside = true;
           for (int i = 0; i < s.rank; ++i) {
-            const long long v = s.coord[i] + (i == 0 ? x : idx[i]);
+            const long long v = s.coord[i] + (i == 0 ? x : static_cast<long long>(idx[i]) * es[i]);
             inside &= v >= 0 && v < static_cast<long long>(s.dims[i]);
             lin += v * mul;
             mul *= static_cast<long long>(s.dims[i]);
