@@ -66,5 +66,15 @@ else
   echo "fetch_debs: nvidia-cuda-cuobjdump not downloaded (no pip/PyPI): the SASS check will be skipped" >&2
 fi
 
+# cudnn-frontend's headers for the cudnn_sdpa row (docs/cudnn.md), copied from the cache
+# scripts/setup.sh fills, into .debs/root so that carrying .debs/root alone brings them.
+fe_cache="${ATTNBENCH_CUDNN_FRONTEND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnbench/cudnn_frontend}"
+if compgen -G "$fe_cache/*/include/cudnn_frontend.h" >/dev/null; then
+  rm -rf "$out/root/cudnn_frontend"
+  cp -r "$fe_cache" "$out/root/cudnn_frontend"
+else
+  echo "fetch_debs: no cudnn-frontend headers in $fe_cache (run scripts/setup.sh first): the GPU build will lack cudnn_sdpa" >&2
+fi
+
 du -sh "$out/root" | awk '{print "fetch_debs: " $1 " unpacked into .debs/root"}'
 ls "$out"/debs/*.deb | sed 's|.*/||' | tr '\n' ' '; echo

@@ -9,7 +9,7 @@
 #
 # Dependencies come from the system, or from .debs/root (Debian packages that
 # scripts/fetch_debs.sh unpacks on a networked machine; carry .debs/root and
-# .debs/bin to the GPU machine; .debs/cudnn_frontend too for the cudnn_sdpa row, docs/cudnn.md;
+# .debs/bin to the GPU machine; .debs/root holds cudnn-frontend's headers too, docs/cudnn.md;
 # cuDNN itself comes from python3's nvidia-cudnn wheel). Budget: 8 minutes on one H200 with 16 cores.
 # Environment: GPU_CHECK_SWEEP_ARGS (extra sweep arguments, default
 # "--dtype bf16 --reps 5"), GPU_CHECK_BUILD_DIR (default build-gpu),
@@ -116,7 +116,7 @@ if ! "$bin" backend --backend cuda > "$out/backend.txt" 2>&1; then
   cat "$out/backend.txt" >&2
 fi
 # cudnn_sdpa exists only where configure found cuDNN and cudnn-frontend's headers (docs/cudnn.md:
-# carry .debs/cudnn_frontend); its gpu tests and sweep entries come with it: say which.
+# carried in .debs/root/cudnn_frontend); its gpu tests and sweep entries come with it: say which.
 if "$bin" list --backend cuda 2>/dev/null | grep -q "^cudnn_sdpa "; then
   echo "cudnn_sdpa: built ($(grep -o 'cuDNN [0-9.]* at [^,]*' "$out/configure.log"))" > "$out/cudnn_row.txt"
 else

@@ -5,7 +5,8 @@
 #
 # Headers: ATTNBENCH_CUDNN_FRONTEND_INCLUDE (the folder holding cudnn_frontend.h), found in
 # what scripts/setup.sh unpacks (${XDG_CACHE_HOME:-~/.cache}/attnbench/cudnn_frontend/<v>/include)
-# or a copy carried to a machine without network (.debs/cudnn_frontend/<v>/include).
+# or a copy carried to a machine without network (.debs/root/cudnn_frontend/<v>/include, put
+# there by scripts/fetch_debs.sh; or .debs/cudnn_frontend/<v>/include).
 # cuDNN: ATTNBENCH_CUDNN_ROOT, else $CUDNN_ROOT / $CUDNN_PATH, the CUDA toolkit, or the
 # nvidia-cudnn-cu* wheel of python3 (where PyTorch's environment keeps it).
 set(attnbench_cudnn_cache "$ENV{XDG_CACHE_HOME}")
@@ -14,7 +15,8 @@ if(NOT attnbench_cudnn_cache)
 endif()
 file(GLOB attnbench_fe_candidates
      "${attnbench_cudnn_cache}/attnbench/cudnn_frontend/*/include/cudnn_frontend.h"
-     "${CMAKE_SOURCE_DIR}/.debs/cudnn_frontend/*/include/cudnn_frontend.h")
+     "${CMAKE_SOURCE_DIR}/.debs/cudnn_frontend/*/include/cudnn_frontend.h"
+     "${CMAKE_SOURCE_DIR}/.debs/root/cudnn_frontend/*/include/cudnn_frontend.h")
 list(SORT attnbench_fe_candidates COMPARE NATURAL ORDER DESCENDING)  # newest version first
 list(TRANSFORM attnbench_fe_candidates REPLACE "/cudnn_frontend.h$" "")
 find_path(ATTNBENCH_CUDNN_FRONTEND_INCLUDE cudnn_frontend.h HINTS ${attnbench_fe_candidates}
