@@ -64,9 +64,12 @@ ATTN_HD inline span64 window_keys(const problem& p, std::int64_t r0, std::int64_
 // Sparse terms are clipped to j <= i' when the base is causal.
 ATTN_HD inline bool sparse_clipped(const problem& p) { return p.mask.kind == mask_kind::causal; }
 
-// The counter-based hash of the random blocks: splitmix64's finaliser of a
-// word made from (seed, query block, draw). The same picks on every backend,
-// run and shard, since nothing else enters.
+// The random blocks: splitmix64's finaliser makes eight keys from (seed,
+// query block); they drive a bijection of [0, 2^k) (2^k >= nkb; four rounds
+// of add a key, multiply by an odd key, xor-shift), walked until it lands below nkb
+// (cycle walking keeps it a bijection of [0, nkb)). The r blocks of query
+// block qb are perm(0), ..., perm(r - 1): distinct with no list to check, and
+// the same on every backend, run and shard, since nothing else enters.
 ATTN_HD inline std::uint64_t mix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -74,38 +77,52 @@ ATTN_HD inline std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The random key blocks of query block qb (of nkb key blocks): r distinct
-// blocks, draw t re-drawn with counter c until it differs from draws < t.
-// Writes min(r, nkb) blocks into out (in draw order); returns how many.
+struct block_permutation {
+  static constexpr int rounds = 4;
+  std::uint64_t mask = 0, n = 1, mul[rounds] = {}, add[rounds] = {};
+  int shift = 1;
+  ATTN_HD block_permutation(std::uint64_t seed, std::int64_t qb, std::int64_t nkb) : n(static_cast<std::uint64_t>(nkb)) {
+    int bits = 1;
+    while ((std::uint64_t{1} << bits) < n) ++bits;
+    mask = (std::uint64_t{1} << bits) - 1;
+    shift = bits > 1 ? (bits + 1) / 2 : 1;
+    const std::uint64_t key = mix64(mix64(seed) ^ static_cast<std::uint64_t>(qb));
+    for (int r = 0; r < rounds; ++r) {
+      mul[r] = (mix64(key + 2 * r) | 1u) & mask;
+      add[r] = mix64(key + 2 * r + 1) & mask;
+    }
+  }
+  ATTN_HD std::int64_t operator()(std::int64_t t) const {
+    std::uint64_t x = static_cast<std::uint64_t>(t);
+    do {
+      for (int r = 0; r < rounds; ++r) {
+        x = ((x + add[r]) & mask) * (mul[r] | 1u) & mask;
+        x ^= x >> shift;
+      }
+    } while (x >= n);
+    return static_cast<std::int64_t>(x);
+  }
+};
+
+// The random key blocks of query block qb (of nkb key blocks) in draw order:
+// min(r, nkb) distinct blocks into out; returns how many.
 ATTN_HD inline int random_key_blocks(const mask_spec& m, std::int64_t nkb, std::int64_t qb,
                                      std::int64_t out[max_random_blocks]) {
   if (m.random_count >= nkb) {
     for (std::int64_t kb = 0; kb < nkb; ++kb) out[kb] = kb;
     return static_cast<int>(nkb);
   }
-  const int r = static_cast<int>(m.random_count);
-  for (int t = 0; t < r; ++t) {
-    for (std::uint64_t c = 0;; ++c) {
-      const std::uint64_t h =
-          mix64(mix64(mix64(m.random_seed) ^ static_cast<std::uint64_t>(qb)) ^ ((std::uint64_t(t) << 32) | c));
-      const std::int64_t kb = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(nkb));
-      bool fresh = true;
-      for (int u = 0; u < t; ++u) fresh = fresh && out[u] != kb;
-      if (fresh) {
-        out[t] = kb;
-        break;
-      }
-    }
-  }
-  return r;
+  const block_permutation perm(m.random_seed, qb, nkb);
+  for (std::int64_t t = 0; t < m.random_count; ++t) out[t] = perm(t);
+  return static_cast<int>(m.random_count);
 }
 
 ATTN_HD inline bool random_block_visible(const problem& p, std::int64_t qb, std::int64_t kb) {
   const std::int64_t nkb = (p.Nkv + p.mask.random_block - 1) / p.mask.random_block;
-  std::int64_t picks[max_random_blocks];
-  const int n = random_key_blocks(p.mask, nkb, qb, picks);
-  for (int t = 0; t < n; ++t)
-    if (picks[t] == kb) return true;
+  if (p.mask.random_count >= nkb) return true;
+  const block_permutation perm(p.mask.random_seed, qb, nkb);
+  for (std::int64_t t = 0; t < p.mask.random_count; ++t)
+    if (perm(t) == kb) return true;
   return false;
 }
 
@@ -126,7 +143,7 @@ ATTN_HD inline std::int64_t block_term_size(const problem& p) {
 }
 
 // The sparse terms alone for pair (i, j) of query head h, clip included.
-ATTN_HD inline bool sparse_visible(const problem& p, std::int64_t h, std::int64_t i, std::int64_t j) {
+ATTN_HD inline bool sparse_visible_inline(const problem& p, std::int64_t h, std::int64_t i, std::int64_t j) {
   const std::int64_t ip = i + p.Nkv - p.Nq;
   if (sparse_clipped(p) && j > ip) return false;
   if (p.mask.has_strided()) {
@@ -138,6 +155,28 @@ ATTN_HD inline bool sparse_visible(const problem& p, std::int64_t h, std::int64_
     if (block_term_visible(p, h, i / b, j / b)) return true;
   }
   return false;
+}
+
+#if defined(__CUDA_ARCH__)
+// On the device the sparse terms are one out-of-line call: inlined into every
+// is_visible they cost the interval-only kernels (reference, masked softmax,
+// flash2's tiles) registers and spills; kernels reach it only for masks with
+// sparse terms.
+__device__ __noinline__ inline bool sparse_visible_call(mask_spec m, std::int64_t nq, std::int64_t nkv,
+                                                        std::int64_t h, std::int64_t i, std::int64_t j) {
+  problem p;
+  p.Nq = nq;
+  p.Nkv = nkv;
+  p.mask = m;
+  return sparse_visible_inline(p, h, i, j);
+}
+#endif
+ATTN_HD inline bool sparse_visible(const problem& p, std::int64_t h, std::int64_t i, std::int64_t j) {
+#if defined(__CUDA_ARCH__)
+  return sparse_visible_call(p.mask, p.Nq, p.Nkv, h, i, j);
+#else
+  return sparse_visible_inline(p, h, i, j);
+#endif
 }
 
 ATTN_HD inline bool is_visible(const problem& p, std::int64_t h, std::int64_t i, std::int64_t j) {

@@ -89,6 +89,17 @@ double model_bytes_sparse(const problem& p) {
 model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan) {
   const problem& q = plan.geometry;
   const double e = dtype_bytes(p.type);
+  if (plan.walk == tile_walk::visible && plan.pack == 1 && plan.splits == 1 && q.mask.has_sparse()) {
+    // The listed walk (cuda::plan_uses_tile_list): per (head, query tile) the
+    // real keys of its listed tiles; Q, O and lse once per query tile that
+    // visits a tile (an empty one writes O and lse only).
+    const double flops_exec = 4.0 * p.d * sparse_list_sum(q, [](std::int64_t r, std::int64_t k) { return r * k; });
+    const double bytes = static_cast<double>(sparse_list_sum(q, [&](std::int64_t r, std::int64_t k) {
+      return 2 * p.d * dtype_bytes(p.type) * k + (k > 0 ? r * p.d * dtype_bytes(p.type) : 0) +
+             r * (p.d * dtype_bytes(p.type) + 4);
+    }));
+    return {model_flops_softmax(p), flops_exec, bytes};
+  }
   const std::int64_t rows = cuda::packed_rows(q, plan.pack);
   double flops_exec = 0, bytes = 0;
   for (std::int64_t r0 = 0; r0 < rows; r0 += q.Br) {

@@ -19,6 +19,7 @@
 #include "core/block_layout.hpp"
 #include "core/tiles.hpp"
 #include "core/variant.hpp"
+#include "harness/axis_values.hpp"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/attention_reference.hpp"
 
@@ -433,6 +434,66 @@ TEST(mask_sparse, executed_model_of_sparse_walks_the_list) {
   EXPECT_EQ(model_flops_executed_sparse(p), 4.0 * 16 * pairs * 4);
   EXPECT_LT(model_flops_executed_sparse(p), model_flops_executed_flash2(p));
   EXPECT_LE(model_flops_softmax(p), model_flops_executed_sparse(p));
+}
+
+TEST(mask_sparse, worked_examples_of_docs) {
+  problem p;
+  p.Nq = p.Nkv = 8;
+  p.mask = parse_mask("strided:1,3");
+  EXPECT_EQ(visible_keys(p, 7), 4);
+  for (std::int64_t j : {1, 4, 6, 7}) EXPECT_TRUE(is_visible(p, 7, j)) << j;
+  EXPECT_EQ(visible_keys(p, 2), 2);
+  EXPECT_TRUE(is_visible(p, 3, 0));
+  p.Nq = p.Nkv = 4;
+  const std::string f = temp_path("docs_L.npy");
+  write_file(f, block_layout_npy({2, 2}, {1, 0, 1, 1}));
+  p.mask = parse_mask("causal+layout:2:" + f);
+  validate(p);
+  EXPECT_EQ(visible_pairs_per_head(p), 10);
+  EXPECT_EQ(visible_keys(p, 0), 1);
+  EXPECT_EQ(visible_keys(p, 2), 3);
+}
+
+TEST(mask_sparse, mask_lists_keep_the_commas_of_sparse_terms) {
+  const auto l = parse_mask_list("none,random:64,3,random:64,3,7,causal+strided:4,8,local:2,2+random:8,1");
+  ASSERT_EQ(l.size(), 5u);
+  EXPECT_EQ(to_string(l[1]), "random:64,3");
+  EXPECT_EQ(to_string(l[2]), "random:64,3,7");
+  EXPECT_EQ(to_string(l[3]), "causal+strided:4,8");
+  EXPECT_EQ(to_string(l[4]), "local:2,2+random:8,1");
+  EXPECT_THROW(parse_mask_list("none,strided:4"), input_error);  // the band without a stride
+}
+
+// Largest relative deviation of the per-key-block pick counts from uniform,
+// over 20000 query blocks (deterministic: the picks are a function of qb).
+double pick_imbalance(const std::function<void(std::int64_t, std::int64_t*)>& picks, std::int64_t nkb, int r) {
+  std::vector<double> n(nkb);
+  std::int64_t out[max_random_blocks];
+  const int qbs = 20000;
+  for (std::int64_t qb = 0; qb < qbs; ++qb) {
+    picks(qb, out);
+    for (int t = 0; t < r; ++t) n[out[t]] += 1;
+  }
+  const double expect = double(qbs) * r / nkb;
+  double worst = 0;
+  for (double c : n) worst = std::max(worst, std::abs(c - expect) / expect);
+  return worst;
+}
+
+TEST(mask_sparse, random_blocks_are_spread_evenly) {
+  for (std::int64_t nkb : {16, 17, 100}) {
+    const mask_spec m = parse_mask("random:64,3,5");
+    // 5 standard deviations of a uniform draw's count (sqrt(expect) / expect).
+    const double bound = 5.0 / std::sqrt(20000.0 * 3 / nkb);
+    EXPECT_LT(pick_imbalance([&](std::int64_t qb, std::int64_t* o) { random_key_blocks(m, nkb, qb, o); }, nkb, 3),
+              bound)
+        << nkb;
+  }
+  // Negative control: a draw that favours low blocks fails the same bound.
+  EXPECT_GT(pick_imbalance([](std::int64_t qb, std::int64_t* o) {
+              for (int t = 0; t < 3; ++t) o[t] = (qb * 7 + t) % (t == 0 ? 8 : 16);
+            }, 16, 3),
+            5.0 / std::sqrt(20000.0 * 3 / 16));
 }
 
 }  // namespace

@@ -61,6 +61,11 @@ const test_case kCases[] = {
     {"d128_fp16_128x32_causal", "main", 1, 1, 1, 130, 100, 128, dtype::fp16, "causal", 128, 32, kind::flash2},
     {"d128_bf16_128x32_local", "main", 1, 1, 1, 128, 160, 128, dtype::bf16, "local:40,0", 128, 32, kind::flash2},
     {"d64_fp16_64x64_causal_masked_rows_empty_cta", "main", 1, 1, 1, 150, 20, 64, dtype::fp16, "causal", 64, 64, kind::flash2},
+    // Sparse mask terms (issue 15): the sparse row walks the runner's key-tile lists; flash2 masks them element-wise.
+    {"d64_fp16_64x64_sparse_causal_strided_gqa2", "main", 1, 2, 1, 130, 200, 64, dtype::fp16, "causal+strided:8,37", 64, 64, kind::sparse},
+    {"d64_bf16_128x64_sparse_local_random_global", "main", 1, 1, 1, 150, 260, 64, dtype::bf16, "local:10,10+global:3+random:32,2,5", 128, 64, kind::sparse},
+    {"d128_fp16_128x128_sparse_strided", "main", 1, 1, 1, 140, 300, 128, dtype::fp16, "strided:4,50", 128, 128, kind::sparse},
+    {"d128_bf16_64x64_flash2_causal_random", "main", 1, 1, 1, 100, 180, 128, dtype::bf16, "causal+random:48,2", 64, 64, kind::flash2},
     {"d64_bf16_64x64_sparse_two_spans", "main", 1, 2, 2, 300, 300, 64, dtype::bf16, "local:30,0+global:10", 64, 64, kind::sparse},
     {"d64_bf16_64x64_packed_g3_causal", "main", 1, 6, 2, 50, 90, 64, dtype::bf16, "causal", 64, 64, kind::packed},
     {"d64_fp16_128x64_packed_g4_local_global", "main", 1, 4, 1, 40, 260, 64, dtype::fp16, "local:5,17+global:2", 128, 64, kind::packed},
@@ -125,6 +130,9 @@ outcome run_case(const test_case& c, bool quiet = false) {
   prm.p = plan.geometry;
   prm.pack = plan.pack;
   prm.walk = plan.walk;
+  const kv_tile_list tile_list =
+      cuda::plan_uses_tile_list(plan) ? make_kv_tile_list(plan.geometry, tile_walk::visible) : kv_tile_list{};
+  if (cuda::plan_uses_tile_list(plan)) prm.tiles = tile_list.view();
   prm.splits = row == cuda::flash2_row::splitkv ? c.splits : 1;
   prm.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
   prm.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);

@@ -21,7 +21,11 @@
 // bound; it can reach the tensor-core limit only because the Nq / BM CTAs of
 // one head re-read the same K/V and the L2 (50 MB) serves those re-reads.
 // The same kernel serves the sparse, packed-GQA and split-KV rows through
-// runtime parameters (flash2_params.hpp).
+// runtime parameters (flash2_params.hpp). Masks with sparse terms (strided,
+// random blocks, block layouts; docs/masks.md) take the runner's key-tile
+// lists on the sparse row, and their element-wise mask comes from one rolled
+// loop of out-of-line sparse_visible calls per masked tile, ahead of S = Q K^T
+// (0 spills in every instantiation; interval masks never enter it).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -88,11 +92,15 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const std::int64_t r1 = r0 + BM < rows ? r0 + BM : rows;
   const span64 qr = packed_query_range(r0, r1, pack);
-  const tile_spans spans = kv_tiles_for_queries(p, qr.lo, qr.hi, prm.walk);
-  const span64 ord = split_ordinals(spans.count(), prm.splits, blockIdx.z);
+  // A listed walk (sparse masks, pack 1): row tile blockIdx.x is query tile blockIdx.x.
+  const bool listed = prm.tiles.num != nullptr;
+  const tile_spans spans = listed ? tile_spans{} : kv_tiles_for_queries(p, qr.lo, qr.hi, prm.walk);
+  const std::int64_t walk_count = listed ? prm.tiles.count(head0, blockIdx.x) : spans.count();
+  const span64 ord = split_ordinals(walk_count, prm.splits, blockIdx.z);
   const int n_tiles = static_cast<int>(ord.size());
   const std::int64_t first_n = spans.first.size();
-  auto tile_at = [&](std::int64_t o) {
+  auto tile_at = [&](std::int64_t o) -> std::int64_t {
+    if (listed) return prm.tiles.at(head0, blockIdx.x, o);
     return o < first_n ? spans.first.lo + o : spans.second.lo + (o - first_n);
   };
 
@@ -185,6 +193,46 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
       }
     }
 
+    // ---- which keys need the element-wise mask ------------------------------
+    const std::int64_t k0 = kt * BN;
+    const std::int64_t k1 = k0 + BN < p.Nkv ? k0 + BN : p.Nkv;
+    const bool needs_mask =
+        k0 + BN > p.Nkv || !tile_fully_visible(p, qr, k0, k1);
+    // Sparse terms (strided, random, layout): this thread's 2 NT keys of each
+    // of its rows as bits, from one rolled loop (one inlined copy of
+    // sparse_visible instead of MT x NT x 4 unrolled ones), before S = Q K^T
+    // while S's registers are not yet live (the call inside the mask spilled
+    // 4 bytes in the d128 128x32 tile).
+    static_assert(2 * NT <= 32, "sparse bits: one word per row");
+    std::uint32_t sparse_bits[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      sparse_bits[mt][0] = sparse_bits[mt][1] = 0u;
+    if (needs_mask && p.mask.has_sparse()) {
+#pragma unroll 1
+      for (int row_slot = 0; row_slot < 2 * MT; ++row_slot) {
+        const std::int64_t r =
+            r0 + row_base(row_slot >> 1) + g + 8 * (row_slot & 1);
+        std::uint32_t bits = 0u;
+        if (r < rows) {
+          const std::int64_t i = r / pack, head = head0 + r % pack;
+#pragma unroll 1
+          for (int c = 0; c < 2 * NT; ++c) {
+            const std::int64_t j =
+                k0 + wn * K::WKEYS + (c >> 1) * 8 + 2 * t + (c & 1);
+            if (j < p.Nkv && sparse_visible(p, head, i, j))
+              bits |= 1u << c;
+          }
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (row_slot == 2 * mt + h)
+              sparse_bits[mt][h] = bits;
+      }
+    }
+
     // ---- S = Q K^T (raw scores, this warp's rows x its WKEYS keys) ----------
     float s[MT][NT][4];
 #pragma unroll
@@ -221,9 +269,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
     }
 
     // ---- mask: only tiles that cross a window edge, Nkv, or are ragged ------
-    const std::int64_t k0 = kt * BN;
-    const std::int64_t k1 = k0 + BN < p.Nkv ? k0 + BN : p.Nkv;
-    if (k0 + BN > p.Nkv || !tile_fully_visible(p, qr, k0, k1)) {
+    if (needs_mask) {
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -234,7 +280,8 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const int j = static_cast<int>(k0) + wn * K::WKEYS + nt * 8 + 2 * t + e;
-              if (!(j < glob_keys || (lo <= j && j < hi))) s[mt][nt][2 * h + e] = neg_inf;
+              if (!(j < glob_keys || (lo <= j && j < hi) || ((sparse_bits[mt][h] >> (2 * nt + e)) & 1u)))
+                s[mt][nt][2 * h + e] = neg_inf;
             }
         }
     }

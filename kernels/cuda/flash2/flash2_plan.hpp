@@ -32,6 +32,14 @@ int splitkv_num_splits(const problem& p, int sms);
 // fp32 partial O and lse of the splits (0 when one split).
 std::int64_t splitkv_workspace_bytes(const problem& p, int sms);
 
+// True when the plan walks per-query-tile key-tile lists (the sparse row on a
+// mask with sparse terms); then the runner builds make_kv_tile_list(geometry,
+// visible) into global memory and points flash2_params::tiles at it.
+inline bool plan_uses_tile_list(const flash2_plan& plan) {
+  return plan.walk == tile_walk::visible && plan.pack == 1 && plan.splits == 1 &&
+         plan.geometry.mask.has_sparse();
+}
+
 // The row's model on the current device's SM count (132 without a device):
 // kernels/models/models.hpp model_flash2_cuda over plan_for(row, p, sms).
 model_figures model_flash2_row(flash2_row row, const problem& p);

@@ -29,7 +29,7 @@ std::string tile_list(int d, dtype t) {
 // The instantiation p asks for, then the launch: grid (row tiles, B * H / pack)
 // and the instantiation's shared memory.
 support check_launch_of(const problem& p, flash2_row row) {
-  if (row == flash2_row::sparse && p.mask.kind != mask_kind::local && p.mask.global == 0)
+  if (row == flash2_row::sparse && p.mask.kind != mask_kind::local && p.mask.global == 0 && !p.mask.has_sparse())
     return support::no(
         fmt::format("mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
   const cuda::flash2_plan plan = cuda::plan_for(row, p, cuda::current_device_limits().sm_count);
@@ -74,6 +74,9 @@ variant flash2_family_row(std::string name, std::string summary, flash2_row kind
 
 const std::vector<dtype> tensor_core_types = {dtype::bf16, dtype::fp16};
 const std::vector<std::int64_t> head_dims = {64, 128};
+// flash2 (covering walk, element-wise mask) and sparse (exact tile lists) pass
+// the query head to sparse_visible, so per-head layouts too.
+constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 
 }  // namespace
 
@@ -82,12 +85,14 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       "flash2",
       "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), causal tile "
       "bound, one write of O and lse",
-      flash2_row::flash2, {.dtypes = tensor_core_types, .head_dims = head_dims},
+      flash2_row::flash2, {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims},
       {tag::fused, tag::tiled}));
   rows.push_back(flash2_family_row(
-      "sparse", "flash2 kernel visiting only key tiles under the local window or global tokens",
+      "sparse",
+      "flash2 kernel visiting only key tiles with a visible pair (local window, global tokens; "
+      "per-query-tile key-tile lists for strided, random and layout masks)",
       flash2_row::sparse,
-      {.dtypes = tensor_core_types, .head_dims = head_dims},
+      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims},
       {tag::fused, tag::tiled}));
   rows.push_back(flash2_family_row(
       "flash2_gqa_packed",

@@ -31,6 +31,23 @@ class flash2_runner final : public device_runner {
     prm_.splits = forced_splits > 0 ? forced_splits : st.splits;
     prm_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
     prm_.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
+    // Device-side mask data: the block layout's bits and, for a listed walk,
+    // the key-tile lists (both built here, outside the timed run).
+    if (p.mask.has_layout()) {
+      const std::size_t n = static_cast<std::size_t>(p.mask.layout_heads * p.mask.layout_rows * p.mask.layout_cols);
+      layout_ = device_buffer(n);
+      ATTN_CUDA_CHECK(cudaMemcpy(layout_.get(), p.mask.layout, n, cudaMemcpyHostToDevice));
+      prm_.p.mask.layout = layout_.get<const std::uint8_t>();
+    }
+    if (plan_uses_tile_list(st)) {
+      const kv_tile_list l = make_kv_tile_list(st.geometry, tile_walk::visible);
+      tile_num_ = device_buffer(l.num.size() * 4);
+      tile_idx_ = device_buffer(l.indices.size() * 4);
+      ATTN_CUDA_CHECK(cudaMemcpy(tile_num_.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice));
+      ATTN_CUDA_CHECK(cudaMemcpy(tile_idx_.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice));
+      prm_.tiles = {tile_num_.get<const std::int32_t>(), tile_idx_.get<const std::int32_t>(), l.heads, l.q_tiles,
+                    l.kv_tiles};
+    }
     if (prm_.splits > 1) {
       o_part_ = device_buffer(static_cast<std::size_t>(prm_.splits) * p.rows() * p.d * 4);
       lse_part_ = device_buffer(static_cast<std::size_t>(prm_.splits) * p.rows() * 4);
@@ -52,7 +69,7 @@ class flash2_runner final : public device_runner {
  private:
   const flash2_config* cfg_ = nullptr;
   flash2_params prm_;
-  device_buffer o_part_, lse_part_;
+  device_buffer o_part_, lse_part_, layout_, tile_num_, tile_idx_;
 };
 
 }  // namespace
