@@ -1,5 +1,6 @@
 #include "harness/axis_values.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace attnbench {
@@ -33,15 +34,28 @@ std::vector<std::string> split_list(std::string_view s, std::string_view what) {
   return out;
 }
 
+// True when mask text m is cut at a comma of its last term: local:L / strided:L
+// lack ",R" / ",S", random:b lacks ",r", and random:b,r is followed by a seed
+// (a mask never starts with a digit). A layout path takes no commas here.
+static bool mask_term_continues(const std::string& m, const std::string& next) {
+  const auto plus = m.rfind('+');
+  const std::string_view term = std::string_view(m).substr(plus == std::string::npos ? 0 : plus + 1);
+  const auto commas = std::count(term.begin(), term.end(), ',');
+  if (term.starts_with("local:") || term.starts_with("strided:")) return commas == 0;
+  if (term.starts_with("random:"))
+    return commas == 0 ||
+           (commas == 1 && !next.empty() && std::all_of(next.begin(), next.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  return false;
+}
+
 std::vector<std::string> split_mask_list(std::string_view s, std::string_view what) {
   const auto items = split_list(s, what);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     std::string m = items[i];
-    // "local:L" is followed by ",R" (and maybe "+global:G"): glue the next item back on.
-    const auto local = m.find("local:");
-    if (local != std::string::npos && m.find(',', local) == std::string::npos && i + 1 < items.size())
-      m += "," + items[++i];
+    // "local:L" is followed by ",R" (and maybe "+global:G"), "random:b" by ",r"
+    // and maybe ",seed": glue the next items back on.
+    while (i + 1 < items.size() && mask_term_continues(m, items[i + 1])) m += "," + items[++i];
     out.push_back(std::move(m));
   }
   return out;

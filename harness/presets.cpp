@@ -1,5 +1,6 @@
 // The preset sweeps (docs/sweeps.md). Each group is one chart's data: seq
-// (time vs length), tiles (Br x Bc), masks, gqa (KV heads), decode. Dtypes are
+// (time vs length), tiles (Br x Bc), masks, density (block-sparse masks),
+// gqa (KV heads), decode. Dtypes are
 // left to the backend default (cuda: bf16 + fp16, cpu: fp32). Presets name no
 // variant: the tiles groups select the rows tagged `tiled`, the others run
 // every row of the backend.
@@ -39,6 +40,14 @@ sweep_spec quick() {
   masks.mask = {m("none"), m("causal"), m("local:255,0"), m("local:127,127"),
                 m("local:127,127+global:16"), m("causal+global:16")};
   s.groups.push_back(group("masks", masks));
+
+  // Block-sparse density (issue 15): BigBird random blocks, r of the 16 key
+  // blocks per query block (density r / 16), beside dense none for the speedup.
+  sweep_axes density;
+  density.seq = {1024};
+  density.head_dim = {64};
+  density.mask = {m("none"), m("random:64,1"), m("random:64,4"), m("random:64,16")};
+  s.groups.push_back(group("density", density));
 
   sweep_axes gqa;
   gqa.seq = {1024};
@@ -87,6 +96,16 @@ sweep_spec full() {
   masks.mask = {m("none"), m("causal"), m("local:1023,0"), m("local:4095,0"),
                 m("local:255,255"), m("local:255,255+global:64"), m("causal+global:64")};
   s.groups.push_back(group("masks", masks));
+
+  // Block-sparse density (issue 15): r of the 32 key blocks of 256 keys per
+  // query block, density 1/32 .. 1 (r = 16 is the largest r: 1/2), dense none.
+  sweep_axes density;
+  density.seq = {8192};
+  density.heads = {16};
+  density.head_dim = {128};
+  density.mask = {m("none"),          m("random:256,1"), m("random:256,2"), m("random:256,4"),
+                  m("random:256,8"), m("random:256,16")};
+  s.groups.push_back(group("density", density));
 
   sweep_axes gqa;
   gqa.seq = {4096};

@@ -60,6 +60,8 @@ file(WRITE ${bad_dir}/weird_status.json
 file(WRITE ${bad_dir}/time_string.json
      "{\"context\": {}, \"benchmarks\": [{\"name\": \"x\", \"status\": \"ok\", \"time_ms\": \"fast\", ${ok_entry}}]}")
 file(WRITE ${bad_dir}/sweep_deep.json "${deep_open}${deep_close}")
+# Block layouts (issue 15): float32 instead of 0/1 bytes, and a 2 x 2 uint8 layout.
+execute_process(COMMAND python3 ${cli_dir}/make_layouts.py ${bad_dir})
 set(bad_inputs_named
   "shard_negative|0 <= i < n|sweep --backend cpu --shard -1/4 --dry-run"
   "shard_zero_count|0 <= i < n|sweep --backend cpu --shard 0/0 --dry-run"
@@ -79,6 +81,13 @@ set(bad_inputs_named
   "merge_entry_number|benchmarks[0]|merge --out ${bad_dir}/m.json ${bad_dir}/entry_number.json"
   "merge_weird_status|field 'status'|merge --out ${bad_dir}/m.json ${bad_dir}/weird_status.json"
   "merge_time_string|field 'time_ms'|merge --out ${bad_dir}/m.json ${bad_dir}/time_string.json"
+  "mask_strided_no_stride|strided:4|sweep --backend cpu --mask strided:4 --dry-run"
+  "mask_random_too_many|random:64,17|sweep --backend cpu --mask random:64,17 --dry-run"
+  "mask_none_with_sparse|none+random:64,2|sweep --backend cpu --mask none+random:64,2 --dry-run"
+  "mask_layout_missing|/nonexistent/l.npy|sweep --backend cpu --mask layout:64:/nonexistent/l.npy --dry-run"
+  "mask_layout_dtype|'<f4'|sweep --backend cpu --mask layout:64:${bad_dir}/layout_f4.npy --dry-run"
+  "mask_layout_shape|b=64 with Nq=1024|sweep --backend cpu --seq 1024 --mask layout:64:${bad_dir}/layout_2x2.npy --dry-run"
+  "mask_layout_b_mismatch|differs from layout block size|sweep --backend cpu --mask random:32,1+layout:64:${bad_dir}/layout_2x2.npy --dry-run"
   "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json")
 foreach(item ${bad_inputs_named})
   string(FIND "${item}" "|" bar)
