@@ -84,28 +84,36 @@ def _fastest(es: list[Entry]) -> Optional[Entry]:
     return min(good, key=lambda e: e.time_ms) if good else None
 
 
+def library_row_names(ds: Dataset) -> set[str]:
+    """attnbench rows that are one fused library call (cudnn_sdpa: tags library + fused) count
+    as libraries here; cublas_unfused (library GEMMs around attnbench's own softmax) does not."""
+    return ds.tagged("library") & ds.tagged("fused")
+
+
 def versus_rows(ds: Dataset) -> list[tuple[Entry, Entry, float]]:
     """Per problem (dtype, shape, mask) with both: the fastest attnbench softmax entry (any
     variant, any tile), the fastest library peer, and attnbench time / library time, in one run."""
     other_math = {r.name for run in ds.runs for r in run.variants if r.math != "softmax"}  # linear: another function
+    library_rows = library_row_names(ds)
     groups: dict[tuple, list[Entry]] = {}
     for e in ds.ok_entries:
         if e.variant not in other_math:
             groups.setdefault((e.run,) + e.problem_key, []).append(e)
     rows = []
     for k in sorted(groups, key=lambda k: (dtype_order(k[2]), k[1]) + k[3:]):
-        ours = _fastest([e for e in groups[k] if not e.peer])
-        lib = _fastest([e for e in groups[k] if e.peer])
+        ours = _fastest([e for e in groups[k] if not e.peer and e.variant not in library_rows])
+        lib = _fastest([e for e in groups[k] if e.peer or e.variant in library_rows])
         if ours and lib:
             rows.append((ours, lib, ours.time_ms / lib.time_ms))
     return rows
 
 
 def _versus_table(ds: Dataset) -> list[str]:
-    if not ds.peers:
+    if not ds.peers and not library_row_names(ds) & {e.variant for e in ds.ok_entries}:
         return ["No library peers in this run (scripts/peers.py writes them; scripts/run_main.sh runs it "
                 "when PyTorch is importable)."]
-    libs = sorted({(e.variant, e.library) for e in ds.ok_entries if e.peer and e.library})
+    libs = sorted({(e.variant, e.library or "attnbench row, a library call") for e in ds.ok_entries
+                   if (e.peer and e.library) or e.variant in library_row_names(ds)})
     lines = ["Per problem: the fastest attnbench softmax variant (over its tiles; rows of another math, "
              "such as linear attention, compute another function and are left out) and the fastest library peer "
              "(scripts/peers.py: same problems, same timing method, same FLOP model and fp64 check; an "

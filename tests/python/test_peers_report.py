@@ -108,6 +108,24 @@ def test_versus_libraries_table(tmp_path):
     assert rf.summary["peers"] == ["torch_sdpa", "torch_sdpa_math"]
 
 
+def test_versus_counts_a_fused_library_row_as_the_library(tmp_path):
+    """cudnn_sdpa (a cuda row tagged library + fused) is the library side; cublas_unfused
+    (tagged library, but attnbench's softmax around cuBLAS GEMMs) stays on attnbench's side."""
+    b = []
+    for v, t in (("flash2", 2.0), ("cublas_unfused", 1.5), ("cudnn_sdpa", 1.0)):
+        e = entry(v, "cuda", "bf16", "seq", 1, 8, 8, 256, 256, 64, "causal", 64, 64, 0.02, 9.0,
+                  np.random.default_rng(3))
+        e.update(time_ms=t, real_time=t, tflops=e["flops"] / t / 1e9, gbps=e["bytes"] / t / 1e6)
+        b.append(e)
+    c = context("cuda", "Test GPU", None, "quick")
+    c["variants"].append({**c["variants"][-1], "name": "cudnn_sdpa", "tags": ["fused", "library"]})
+    p = tmp_path / "cuda.json"
+    p.write_text(json.dumps({"context": c, "benchmarks": b}))
+    ds = load_dataset([str(p)])
+    rows = report.versus_rows(ds)
+    assert [(o.variant, lib.variant, round(r, 2)) for o, lib, r in rows] == [("cublas_unfused", "cudnn_sdpa", 1.5)]
+
+
 def test_no_peers_says_so(load, tmp_path):
     path, _ = report.write(load("cpu_small.json"), str(tmp_path / "r"), formats=("png",))
     assert "No library peers in this run" in open(path).read()
