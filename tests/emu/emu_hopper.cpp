@@ -20,8 +20,6 @@
 //    memory, groups outstanding at exit.
 //  * named barriers, elect.sync, setmaxnreg (uniform, range, multiple of 8,
 //    the CTA's 64K registers; an inc waits until decs free enough).
-#include "tests/emu/include/attn_emu_hopper_ptx.hpp"
-
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -35,6 +33,7 @@
 
 #include "tests/emu/emu_fiber.hpp"
 #include "tests/emu/emu_hopper_layout.hpp"
+#include "tests/emu/include/attn_emu_hopper_ptx.hpp"
 
 namespace attnbench::emu {
 namespace {
@@ -54,7 +53,8 @@ long smem_offset(const void* p) {
 }
 std::string where(const void* p) {
   const long o = smem_offset(p);
-  return o >= 0 ? "shared " + hex(static_cast<std::uintptr_t>(o)) : "static __shared__ " + hex(reinterpret_cast<std::uintptr_t>(p));
+  return o >= 0 ? "shared " + hex(static_cast<std::uintptr_t>(o))
+                : "static __shared__ " + hex(reinterpret_cast<std::uintptr_t>(p));
 }
 
 // ---- tensor maps ---------------------------------------------------------------------
@@ -173,8 +173,8 @@ struct warpgroup_hopper {
   bool fenced = false;
   std::vector<wgmma_op> pending;             // issued, not committed
   std::deque<std::vector<wgmma_op>> groups;  // committed, oldest first
-  int regs = 0;                               // setmaxnreg's current count per thread
-  int regs_wanted = 0;                        // a setmaxnreg.inc waiting for registers (0: none)
+  int regs = 0;                              // setmaxnreg's current count per thread
+  int regs_wanted = 0;                       // a setmaxnreg.inc waiting for registers (0: none)
 };
 std::map<const void*, mbarrier_state> g_mbars;
 std::vector<tma_copy> g_tma;
@@ -247,8 +247,10 @@ void perform(const tma_copy& c) {
             std::uint64_t off = 0;
             for (int d = 0; d < m.rank; ++d) {
               const long long x = c.coord[d] + static_cast<long long>(idx[d]) * m.estride[d];
-              if (x < 0 || static_cast<std::uint64_t>(x) >= m.dim[d]) inside = false;
-              else off += static_cast<std::uint64_t>(x) * m.stride[d];
+              if (x < 0 || static_cast<std::uint64_t>(x) >= m.dim[d])
+                inside = false;
+              else
+                off += static_cast<std::uint64_t>(x) * m.stride[d];
             }
             const std::uint32_t a = hopper::tma_box_address(dst, byte, m.swizzle);
             std::memcpy(smem + a, inside ? m.addr + off : fill, static_cast<std::size_t>(eb));
@@ -396,7 +398,8 @@ using namespace attnbench::emu;
 // ---- mbarrier ------------------------------------------------------------------------------
 void mbarrier_init(std::uint64_t* bar, std::uint32_t arrive_count) {
   runtime_guard rg;
-  if (!in_shared(bar, 8)) return fail("mbarrier.init on " + hex(reinterpret_cast<std::uintptr_t>(bar)) + ", not in shared memory");
+  if (!in_shared(bar, 8))
+    return fail("mbarrier.init on " + hex(reinterpret_cast<std::uintptr_t>(bar)) + ", not in shared memory");
   if (reinterpret_cast<std::uintptr_t>(bar) % 8) return fail("mbarrier.init on " + where(bar) + ", not 8-byte aligned");
   if (arrive_count == 0 || arrive_count >= (1u << 20))
     return fail("mbarrier.init count " + std::to_string(arrive_count) + " outside [1, 2^20 - 1]");
@@ -459,8 +462,9 @@ void tma_load(int rank, void* smem_dst, const CUtensorMap* map, std::uint64_t* b
     return fail(op + ": destination " + hex(reinterpret_cast<std::uintptr_t>(smem_dst)) +
                 " not a 128-byte aligned address in the dynamic shared memory");
   if (static_cast<std::uint64_t>(o) + m.box_bytes() > dynamic_smem_bytes())
-    return fail(op + ": box of " + std::to_string(m.box_bytes()) + " bytes at shared " + hex(static_cast<std::uintptr_t>(o)) +
-                " beyond the launch's " + std::to_string(dynamic_smem_bytes()) + " bytes of dynamic shared memory");
+    return fail(op + ": box of " + std::to_string(m.box_bytes()) + " bytes at shared " +
+                hex(static_cast<std::uintptr_t>(o)) + " beyond the launch's " + std::to_string(dynamic_smem_bytes()) +
+                " bytes of dynamic shared memory");
   if (!find_mbar(bar, op.c_str())) return;
   c.dst = static_cast<unsigned char*>(smem_dst);
   for (int i = 0; i < 5; ++i) c.coord[i] = i < rank ? coord[i] : 0;
@@ -495,7 +499,8 @@ void fence_proxy_async_shared() {
 
 // ---- wgmma ------------------------------------------------------------------------------------
 void wgmma_fence() {
-  warpgroup_exchange(wg_fence, nullptr, 0, [](void*, const unsigned char*) { my_wg().fenced = true; }, nullptr);
+  warpgroup_exchange(
+      wg_fence, nullptr, 0, [](void*, const unsigned char*) { my_wg().fenced = true; }, nullptr);
 }
 
 namespace {
@@ -711,8 +716,10 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tens
     m.estride[0] = 1;  // the driver ignores elementStrides[0] without interleave
     const std::uint32_t inner = m.box[0] * static_cast<std::uint32_t>(m.elem_bytes);
     if (inner % 16) return invalid("boxDim[0] * element size = " + std::to_string(inner) + " bytes (a multiple of 16)");
-    const unsigned span = swizzle == CU_TENSOR_MAP_SWIZZLE_32B ? 32 : swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64
-                          : swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 0 : 128;
+    const unsigned span = swizzle == CU_TENSOR_MAP_SWIZZLE_32B    ? 32
+                          : swizzle == CU_TENSOR_MAP_SWIZZLE_64B  ? 64
+                          : swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 0
+                                                                  : 128;
     if (span && inner > span)
       return invalid("inner box of " + std::to_string(inner) + " bytes exceeds the " + std::to_string(span) +
                      "-byte swizzle span");
@@ -734,8 +741,9 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsi
   const bool new_enough = cuda_version >= 12000;
   *fn = found && new_enough ? reinterpret_cast<void*>(&cuTensorMapEncodeTiled) : nullptr;
   if (status)
-    *status = !found ? cudaDriverEntryPointSymbolNotFound
-                     : new_enough ? cudaDriverEntryPointSuccess : cudaDriverEntryPointVersionNotSufficent;
+    *status = !found       ? cudaDriverEntryPointSymbolNotFound
+              : new_enough ? cudaDriverEntryPointSuccess
+                           : cudaDriverEntryPointVersionNotSufficent;
   return cudaSuccess;
 }
 

@@ -69,10 +69,10 @@ CUtensorMap encode(CUtensorMapDataType type, int rank, const void* base, std::ve
                    std::vector<cuuint32_t> es = {}) {
   CUtensorMap m{};
   es.resize(rank, 1);
-  const CUresult r = cuTensorMapEncodeTiled(&m, type, rank, const_cast<void*>(base), dims.data(), strides.data(),
-                                            box.data(), es.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            static_cast<CUtensorMapSwizzle>(swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      cuTensorMapEncodeTiled(&m, type, rank, const_cast<void*>(base), dims.data(), strides.data(), box.data(),
+                             es.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, static_cast<CUtensorMapSwizzle>(swizzle),
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   EXPECT_EQ(r, CUDA_SUCCESS);
   return m;
 }
@@ -118,13 +118,18 @@ __global__ void gemm_kernel(const __grid_constant__ gemm_params p) {
   if (tid == 0) {
     f3::mbarrier_arrive_expect_tx(&bar, (tma_a ? p.a_bytes : 0) + p.b_bytes);
     if (tma_a) {
-      if (c.swz) f3::tma_load_2d(smem, &p.map_a, &bar, 0, 0);
-      else f3::tma_load_3d(smem, &p.map_a, &bar, 0, 0, 0);
+      if (c.swz)
+        f3::tma_load_2d(smem, &p.map_a, &bar, 0, 0);
+      else
+        f3::tma_load_3d(smem, &p.map_a, &bar, 0, 0, 0);
     }
     for (int j = 0; j < p.b_loads; ++j) {
-      if (c.swz == 0) f3::tma_load_3d(smem + kBOffset, &p.map_b, &bar, 0, 0, 0);
-      else if (c.trans_b) f3::tma_load_2d(smem + kBOffset + j * p.b_block_bytes, &p.map_b, &bar, j * p.b_block_cols, 0);
-      else f3::tma_load_2d(smem + kBOffset, &p.map_b, &bar, 0, 0);
+      if (c.swz == 0)
+        f3::tma_load_3d(smem + kBOffset, &p.map_b, &bar, 0, 0, 0);
+      else if (c.trans_b)
+        f3::tma_load_2d(smem + kBOffset + j * p.b_block_bytes, &p.map_b, &bar, j * p.b_block_cols, 0);
+      else
+        f3::tma_load_2d(smem + kBOffset, &p.map_b, &bar, 0, 0);
     }
   }
   f3::mbarrier_wait_parity(&bar, 0);
@@ -151,7 +156,8 @@ __global__ void gemm_kernel(const __grid_constant__ gemm_params p) {
   }
   f3::wgmma_commit_group();
   if (c.wait) f3::wgmma_wait_group<0>();
-  for (int i = 0; i < c.n / 2; ++i) {  // D fragment: row 16 warp + lane/4 (+8 for i%4 >= 2), col 8 (i/4) + 2 (lane%4) + i%2
+  for (int i = 0; i < c.n / 2;
+       ++i) {  // D fragment: row 16 warp + lane/4 (+8 for i%4 >= 2), col 8 (i/4) + 2 (lane%4) + i%2
     const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
     p.out[row * c.n + col] = d[i];
   }
@@ -163,8 +169,8 @@ struct gemm_result {
 };
 
 gemm_result run_gemm(const gemm_case& c) {
-  const int span = 16 << c.swz;                 // bytes of a swizzle row
-  const int kt = c.swz ? span / 2 : 16;         // K of the tile: one swizzle row (16 for none)
+  const int span = 16 << c.swz;          // bytes of a swizzle row
+  const int kt = c.swz ? span / 2 : 16;  // K of the tile: one swizzle row (16 for none)
   std::mt19937 rng(1234 + c.swz * 7 + c.n);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<std::uint16_t> A(64 * kt), B(static_cast<std::size_t>(c.n) * kt);  // B[n][k]
@@ -264,8 +270,8 @@ TEST(EmuHopper, WgmmaMatchesScalarGemmForEverySwizzleAndMajorness) {
         c.rs = rs;
         c.trans_b = trans_b;
         const gemm_result r = run_gemm(c);
-        const std::string what = std::string("swizzle ") + swz_name(swz) + (rs ? " RS" : " SS") +
-                                 (trans_b ? " B MN-major" : " B K-major");
+        const std::string what =
+            std::string("swizzle ") + swz_name(swz) + (rs ? " RS" : " SS") + (trans_b ? " B MN-major" : " B K-major");
         EXPECT_TRUE(r.error.empty()) << what << ": " << r.error << r.log;
         EXPECT_LT(max_err(r), 1e-4) << what << r.log;
       }
@@ -463,7 +469,8 @@ TEST(EmuHopper, TensorMapEncoderFollowsTheDriverRules) {
     return r;
   };
   EXPECT_EQ(enc(g, 2, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_SUCCESS);
-  EXPECT_EQ(enc(reinterpret_cast<char*>(g) + 8, 2, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);  // 16-B alignment
+  EXPECT_EQ(enc(reinterpret_cast<char*>(g) + 8, 2, CU_TENSOR_MAP_SWIZZLE_128B),
+            CUDA_ERROR_INVALID_VALUE);  // 16-B alignment
   EXPECT_EQ(enc(g, 0, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(enc(g, 6, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(enc(g, 2, CU_TENSOR_MAP_SWIZZLE_64B), CUDA_ERROR_INVALID_VALUE);  // 128-byte inner box > 64B span
@@ -527,8 +534,10 @@ __global__ void ring_kernel(const __grid_constant__ ring_params p) {
     for (int j = 0; j < p.tiles; ++j) {
       const int s = j % kStages;
       if (j >= kStages) f3::mbarrier_wait_parity(&empty[s], ((j / kStages) - 1) & 1);
-      if (p.fault == ring_fault::no_expect_tx) f3::mbarrier_arrive(&full[s]);
-      else f3::mbarrier_arrive_expect_tx(&full[s], 64 * 64 * 2);
+      if (p.fault == ring_fault::no_expect_tx)
+        f3::mbarrier_arrive(&full[s]);
+      else
+        f3::mbarrier_arrive_expect_tx(&full[s], 64 * 64 * 2);
       f3::tma_load_2d(smem + s * 8192, &p.map, &full[s], 0, j * 64);
     }
     return;
@@ -665,11 +674,15 @@ __global__ void elect_kernel(int* elected) {
 __global__ void setmaxnreg_kernel(int mode) {
   const int wg = threadIdx.x / 128;
   if (mode == 0) {  // FA3's split, the producer first
-    if (wg == 0) f3::setmaxnreg_dec<24>();
-    else f3::setmaxnreg_inc<240>();
+    if (wg == 0)
+      f3::setmaxnreg_dec<24>();
+    else
+      f3::setmaxnreg_inc<240>();
   } else if (mode == 1) {  // the inc comes before the dec that makes room: it waits
-    if (wg == 2) f3::setmaxnreg_dec<24>();
-    else f3::setmaxnreg_inc<240>();
+    if (wg == 2)
+      f3::setmaxnreg_dec<24>();
+    else
+      f3::setmaxnreg_inc<240>();
   } else if (mode == 2) {
     f3::setmaxnreg_any(threadIdx.x % 128 < 64 ? 232 : 240, true);  // not uniform
   } else if (mode == 3) {

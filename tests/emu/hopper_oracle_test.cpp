@@ -18,18 +18,19 @@
 #include <cstdint>
 
 namespace {
-unsigned char* g_shared_window = nullptr;  // CuTe's cast_smem_ptr_to_uint: offsets from this (as the emulator's smem_raw)
+unsigned char* g_shared_window =
+    nullptr;  // CuTe's cast_smem_ptr_to_uint: offsets from this (as the emulator's smem_raw)
 }
 #define CUTE_CVTA_GENERIC_TO_SHARED_ACTIVATED 1
 inline std::size_t __cvta_generic_to_shared(const void* p) {
   return static_cast<std::size_t>(static_cast<const unsigned char*>(p) - g_shared_window);
 }
 
+#include <gtest/gtest.h>
+
 #include <cute/atom/copy_traits_sm90_tma_swizzle.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cute/tensor.hpp>
-#include <gtest/gtest.h>
-
 #include <string>
 
 #include "tests/emu/emu_hopper_layout.hpp"
@@ -161,15 +162,17 @@ void check_box_vs_atoms() {
                             tile_to_shape(KAtom{}, Shape<_64, Int<inner>>{}));
   for (int r = 0; r < 64; ++r)
     for (int x = 0; x < inner; ++x)
-      ASSERT_EQ(hop::tma_box_address(kTileAt, r * span + 2 * x, cu) + 0u,
-                static_cast<std::uint32_t>(reinterpret_cast<const unsigned char*>(raw_pointer_cast(&k_tile(r, x))) - g_smem))
+      ASSERT_EQ(
+          hop::tma_box_address(kTileAt, r * span + 2 * x, cu) + 0u,
+          static_cast<std::uint32_t>(reinterpret_cast<const unsigned char*>(raw_pointer_cast(&k_tile(r, x))) - g_smem))
           << "K-major swizzle bits " << B << " row " << r << " k " << x;
   auto mn_tile = make_tensor(make_smem_ptr(reinterpret_cast<T*>(g_smem + kTileAt)),
                              tile_to_shape(MNAtom{}, Shape<Int<inner>, _64>{}));
   for (int k = 0; k < 64; ++k)
     for (int x = 0; x < inner; ++x)
-      ASSERT_EQ(hop::tma_box_address(kTileAt, k * span + 2 * x, cu) + 0u,
-                static_cast<std::uint32_t>(reinterpret_cast<const unsigned char*>(raw_pointer_cast(&mn_tile(x, k))) - g_smem))
+      ASSERT_EQ(
+          hop::tma_box_address(kTileAt, k * span + 2 * x, cu) + 0u,
+          static_cast<std::uint32_t>(reinterpret_cast<const unsigned char*>(raw_pointer_cast(&mn_tile(x, k))) - g_smem))
           << "MN-major swizzle bits " << B << " k " << k << " mn " << x;
 }
 
