@@ -4,8 +4,9 @@
 // the B panel (k x 64 floats, 16 KiB at k = 64) stays in L1 while the rows of
 // A stream past it.
 // Measured (2-core Zen 4 VM, one thread, build/bin/cpu_tile_gemm; table in
-// docs/cpu.md): 100 GFLOP/s at 64x64x64 NN, ~92% of the core's measured FMA
-// peak (~108), against OpenBLAS 0.3.21's 97 NN and 68 NT.
+// docs/cpu.md): 100-110 GFLOP/s at 64x64x64 NN across runs, about the
+// core's measured FMA peak (108-110), against OpenBLAS 0.3.21's 97-114 NN
+// and 68-85 NT.
 #include "kernels/cpu/tile_gemm.hpp"
 
 #include <algorithm>

@@ -13,8 +13,10 @@
 // separate pass touches the accumulator.
 // Why not OpenBLAS: Debian's 0.3.21 (DYNAMIC_ARCH, "Cooperlake" kernels on
 // the Zen 4 VM, "Prescott" on the Xeon VM of issue 14) packs both operands
-// on every call: 97 GFLOP/s on a 64x64x64 NN call, 68 on the NT call, one
-// thread, against 100 for this kernel (docs/cpu.md, build/bin/cpu_tile_gemm).
+// on every call: its 64x64x64 NN call is as fast as this kernel (97-114
+// GFLOP/s against 100-110, one thread, across runs), its NT call is not
+// (68-85), and larger tiles favour this kernel (docs/cpu.md,
+// build/bin/cpu_tile_gemm).
 // Without AVX-512 the same calls go to cblas.
 #pragma once
 
