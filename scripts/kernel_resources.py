@@ -355,6 +355,10 @@ def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs:
         total = 128 * max(dec) + 128 * consumer_wgs * max(inc)
         if total > REGISTER_FILE:
             bad.append(f"setmaxnreg 128 x {max(dec)} + {128 * consumer_wgs} x {max(inc)} = {total} > {REGISTER_FILE}")
+        pool = e["registers"] * threads  # the CTA's pool is what the launch allocated, not the file
+        if total <= REGISTER_FILE and total > pool:
+            bad.append(f"setmaxnreg budgets need {total} registers but the launch allocates {e['registers']} x "
+                       f"{threads} = {pool}: setmaxnreg.inc would wait forever")
         if max(inc) < e["registers"]:
             bad.append(f"consumer budget {max(inc)} below the launch's {e['registers']} registers")
     return bad

@@ -43,6 +43,11 @@ def test_setmaxnreg_budget_over_the_file_fails():
     assert any("66560" in b for b in problems(over))
 
 
+def test_setmaxnreg_budget_over_the_launch_pool_fails():
+    # 160 x 384 = 61440 allocated, 128 x 24 + 256 x 240 = 64512 asked for: the consumers' inc never returns
+    assert any("wait forever" in b for b in problems(GOOD, registers=160))
+
+
 def test_serialised_wgmma_fails():
     report = ("ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized "
               "due to program dependence on compiler-inserted WG.AR in divergent path")
