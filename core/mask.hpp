@@ -108,28 +108,28 @@ struct block_permutation {
 // min(r, nkb) distinct blocks into out; returns how many.
 ATTN_HD inline int random_key_blocks(const mask_spec& m, std::int64_t nkb, std::int64_t qb,
                                      std::int64_t out[max_random_blocks]) {
-  if (m.random_count >= nkb) {
+  if (m.sparse->random_count >= nkb) {
     for (std::int64_t kb = 0; kb < nkb; ++kb) out[kb] = kb;
     return static_cast<int>(nkb);
   }
-  const block_permutation perm(m.random_seed, qb, nkb);
-  for (std::int64_t t = 0; t < m.random_count; ++t) out[t] = perm(t);
-  return static_cast<int>(m.random_count);
+  const block_permutation perm(m.sparse->random_seed, qb, nkb);
+  for (std::int64_t t = 0; t < m.sparse->random_count; ++t) out[t] = perm(t);
+  return static_cast<int>(m.sparse->random_count);
 }
 
 ATTN_HD inline bool random_block_visible(const problem& p, std::int64_t qb, std::int64_t kb) {
-  const std::int64_t nkb = (p.Nkv + p.mask.random_block - 1) / p.mask.random_block;
-  if (p.mask.random_count >= nkb) return true;
-  const block_permutation perm(p.mask.random_seed, qb, nkb);
-  for (std::int64_t t = 0; t < p.mask.random_count; ++t)
+  const std::int64_t nkb = (p.Nkv + p.mask.sparse->random_block - 1) / p.mask.sparse->random_block;
+  if (p.mask.sparse->random_count >= nkb) return true;
+  const block_permutation perm(p.mask.sparse->random_seed, qb, nkb);
+  for (std::int64_t t = 0; t < p.mask.sparse->random_count; ++t)
     if (perm(t) == kb) return true;
   return false;
 }
 
 ATTN_HD inline bool layout_block_visible(const problem& p, std::int64_t h, std::int64_t qb, std::int64_t kb) {
   const mask_spec& m = p.mask;
-  const std::int64_t head = m.layout_heads > 1 ? h : 0;
-  return m.layout[(head * m.layout_rows + qb) * m.layout_cols + kb] != 0;
+  const std::int64_t head = m.sparse->layout_heads > 1 ? h : 0;
+  return m.sparse->layout[(head * m.sparse->layout_rows + qb) * m.sparse->layout_cols + kb] != 0;
 }
 
 // Block (qb, kb) of the random and layout terms (b of whichever is set; both
@@ -139,7 +139,7 @@ ATTN_HD inline bool block_term_visible(const problem& p, std::int64_t h, std::in
          (p.mask.has_layout() && layout_block_visible(p, h, qb, kb));
 }
 ATTN_HD inline std::int64_t block_term_size(const problem& p) {
-  return p.mask.has_layout() ? p.mask.layout_block : p.mask.random_block;
+  return p.mask.has_layout() ? p.mask.sparse->layout_block : p.mask.sparse->random_block;
 }
 
 // The sparse terms alone for pair (i, j) of query head h, clip included.
@@ -148,7 +148,7 @@ ATTN_HD inline bool sparse_visible_inline(const problem& p, std::int64_t h, std:
   if (sparse_clipped(p) && j > ip) return false;
   if (p.mask.has_strided()) {
     const std::int64_t back = ip - j;
-    if (back >= 0 && (back <= p.mask.stride_band || back % p.mask.stride == 0)) return true;
+    if (back >= 0 && (back <= p.mask.sparse->stride_band || back % p.mask.sparse->stride == 0)) return true;
   }
   if (p.mask.has_random() || p.mask.has_layout()) {
     const std::int64_t b = block_term_size(p);
@@ -159,9 +159,9 @@ ATTN_HD inline bool sparse_visible_inline(const problem& p, std::int64_t h, std:
 
 #if defined(__CUDA_ARCH__)
 // On the device the sparse terms are one out-of-line call: inlined into every
-// is_visible they cost the interval-only kernels (reference, masked softmax,
-// flash2's tiles) registers and spills; kernels reach it only for masks with
-// sparse terms.
+// is_visible they cost the interval-only kernels registers (flash1: 40 bytes
+// of spills, the CUDA reference 4). A kernel that claims sparse terms calls
+// sparse_visible_inline where it has the registers (flash2: before S = QK^T).
 __device__ __noinline__ inline bool sparse_visible_call(mask_spec m, std::int64_t nq, std::int64_t nkv,
                                                         std::int64_t h, std::int64_t i, std::int64_t j) {
   problem p;
@@ -240,9 +240,9 @@ ATTN_HD inline std::int64_t visible_keys(const problem& p, std::int64_t h, std::
   const std::int64_t ip = i + p.Nkv - p.Nq;
   const std::int64_t top = sparse_clipped(p) || p.mask.has_strided() ? ip : p.Nkv;  // the stride is causal
   const bool clip = sparse_clipped(p);
-  const std::int64_t step = p.mask.has_strided() ? p.mask.stride : 0;
+  const std::int64_t step = p.mask.has_strided() ? p.mask.sparse->stride : 0;
   const std::int64_t phase = step > 0 ? ((ip % step) + step) % step : 0;
-  const span64 band = p.mask.has_strided() ? span64{ip - p.mask.stride_band, ip + 1} : span64{0, 0};
+  const span64 band = p.mask.has_strided() ? span64{ip - p.mask.sparse->stride_band, ip + 1} : span64{0, 0};
   const bool blocks = p.mask.has_random() || p.mask.has_layout();
   const std::int64_t b = blocks ? block_term_size(p) : p.Nkv;
   std::int64_t count = 0;

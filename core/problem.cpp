@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <fmt/format.h>
+#include <deque>
+#include <mutex>
 #include <vector>
 
 namespace attnbench {
@@ -66,8 +68,19 @@ constexpr const char* mask_grammar =
 
 }  // namespace
 
+const sparse_terms* intern_sparse_terms(const sparse_terms& t) {
+  static std::mutex mutex;
+  static std::deque<sparse_terms> table;  // deque: pointers stay valid as it grows
+  std::lock_guard lock(mutex);
+  for (const sparse_terms& e : table)
+    if (e == t) return &e;
+  table.push_back(t);
+  return &table.back();
+}
+
 mask_spec parse_mask(std::string_view s) {
   mask_spec m;
+  sparse_terms st;
   // Terms split at '+', except that layout:b:PATH takes the rest of the string.
   std::vector<std::string_view> terms;
   for (std::string_view rest = s;;) {
@@ -112,58 +125,59 @@ mask_spec parse_mask(std::string_view s) {
       if (m.global <= 0) throw input_error(fmt::format("bad mask '{}': global:G needs G > 0", s));
       check_mask_param(m.global, "global token count", s);
     } else if (term.starts_with("strided:")) {
-      once(m.has_strided(), "strided");
+      once(st.stride > 0, "strided");
       const auto v = split_list(term.substr(8), ',');
       if (v.size() != 2) throw input_error(fmt::format("bad mask term '{}' in '{}' (expected strided:L,S)", term, s));
-      m.stride_band = parse_int(v[0], "strided band L", s);
-      m.stride = parse_int(v[1], "strided stride S", s);
-      if (m.stride_band < 0 || m.stride <= 0)
+      st.stride_band = parse_int(v[0], "strided band L", s);
+      st.stride = parse_int(v[1], "strided stride S", s);
+      if (st.stride_band < 0 || st.stride <= 0)
         throw input_error(fmt::format("bad mask term '{}' in '{}': strided:L,S needs L >= 0 and S > 0", term, s));
-      check_mask_param(m.stride_band, "strided band L", s);
-      check_mask_param(m.stride, "strided stride S", s);
+      check_mask_param(st.stride_band, "strided band L", s);
+      check_mask_param(st.stride, "strided stride S", s);
     } else if (term.starts_with("random:")) {
-      once(m.has_random(), "random");
+      once(st.random_block > 0, "random");
       const auto v = split_list(term.substr(7), ',');
       if (v.size() != 2 && v.size() != 3)
         throw input_error(fmt::format("bad mask term '{}' in '{}' (expected random:b,r or random:b,r,seed)", term, s));
-      m.random_block = parse_int(v[0], "random block size b", s);
-      m.random_count = parse_int(v[1], "random block count r", s);
-      if (m.random_block <= 0 || m.random_count <= 0 || m.random_count > max_random_blocks)
+      st.random_block = parse_int(v[0], "random block size b", s);
+      st.random_count = parse_int(v[1], "random block count r", s);
+      if (st.random_block <= 0 || st.random_count <= 0 || st.random_count > max_random_blocks)
         throw input_error(fmt::format("bad mask term '{}' in '{}': random:b,r needs b > 0 and 0 < r <= {}", term,
                                       s, max_random_blocks));
-      check_mask_param(m.random_block, "random block size b", s);
+      check_mask_param(st.random_block, "random block size b", s);
       if (v.size() == 3) {
         const std::int64_t seed = parse_int(v[2], "random seed", s);
         if (seed < 0) throw input_error(fmt::format("bad mask '{}': random seed must be >= 0", s));
-        m.random_seed = static_cast<std::uint64_t>(seed);
+        st.random_seed = static_cast<std::uint64_t>(seed);
       }
     } else if (term.starts_with("layout:")) {
       const std::string_view rest = term.substr(7);
       const auto colon = rest.find(':');
       if (colon == std::string_view::npos || colon + 1 == rest.size())
         throw input_error(fmt::format("bad mask term '{}' in '{}' (expected layout:b:PATH)", term, s));
-      m.layout_block = parse_int(rest.substr(0, colon), "layout block size b", s);
-      if (m.layout_block <= 0)
+      st.layout_block = parse_int(rest.substr(0, colon), "layout block size b", s);
+      if (st.layout_block <= 0)
         throw input_error(fmt::format("bad mask '{}': layout block size b must be > 0", s));
-      check_mask_param(m.layout_block, "layout block size b", s);
-      m.layout_id = load_block_layout(std::string(rest.substr(colon + 1)));
-      const block_layout& l = block_layout_by_id(m.layout_id);
-      m.layout_heads = l.heads;
-      m.layout_rows = l.rows;
-      m.layout_cols = l.cols;
-      m.layout = l.bits.data();
+      check_mask_param(st.layout_block, "layout block size b", s);
+      st.layout_id = load_block_layout(std::string(rest.substr(colon + 1)));
+      const block_layout& l = block_layout_by_id(st.layout_id);
+      st.layout_heads = l.heads;
+      st.layout_rows = l.rows;
+      st.layout_cols = l.cols;
+      st.layout = l.bits.data();
     } else if (t == 0) {
       throw input_error(fmt::format("unknown mask '{}' ({})", s, mask_grammar));
     } else {
       throw input_error(fmt::format("bad mask term '{}' in '{}' ({})", term, s, mask_grammar));
     }
   }
+  if (st.stride > 0 || st.random_block > 0 || st.layout_block > 0) m.sparse = intern_sparse_terms(st);
   if (explicit_none && m.has_sparse())
     throw input_error(fmt::format("bad mask '{}': 'none' means every key; with strided, random or layout "
                                   "terms drop it (or use causal or local:L,R)", s));
-  if (m.has_random() && m.has_layout() && m.random_block != m.layout_block)
+  if (m.has_random() && m.has_layout() && st.random_block != st.layout_block)
     throw input_error(fmt::format("bad mask '{}': random block size {} differs from layout block size {}", s,
-                                  m.random_block, m.layout_block));
+                                  st.random_block, st.layout_block));
   return m;
 }
 
@@ -176,11 +190,11 @@ std::string to_string(const mask_spec& m) {
   }
   auto add = [&](const std::string& term) { out += (out.empty() ? "" : "+") + term; };
   if (m.global > 0) add(fmt::format("global:{}", m.global));
-  if (m.has_strided()) add(fmt::format("strided:{},{}", m.stride_band, m.stride));
+  if (m.has_strided()) add(fmt::format("strided:{},{}", m.sparse->stride_band, m.sparse->stride));
   if (m.has_random())
-    add(m.random_seed ? fmt::format("random:{},{},{}", m.random_block, m.random_count, m.random_seed)
-                      : fmt::format("random:{},{}", m.random_block, m.random_count));
-  if (m.has_layout()) add(fmt::format("layout:{}:{}", m.layout_block, block_layout_by_id(m.layout_id).path));
+    add(m.sparse->random_seed ? fmt::format("random:{},{},{}", m.sparse->random_block, m.sparse->random_count, m.sparse->random_seed)
+                      : fmt::format("random:{},{}", m.sparse->random_block, m.sparse->random_count));
+  if (m.has_layout()) add(fmt::format("layout:{}:{}", m.sparse->layout_block, block_layout_by_id(m.sparse->layout_id).path));
   return out;
 }
 
@@ -224,16 +238,16 @@ void validate(const problem& p) {
     check_mask_param(v, what, to_string(p.mask));
   const mask_spec& m = p.mask;
   if (m.has_layout()) {
-    const std::int64_t b = m.layout_block, rows = (p.Nq + b - 1) / b, cols = (p.Nkv + b - 1) / b;
-    const std::string path = block_layout_by_id(m.layout_id).path;
-    if (m.layout_rows != rows || m.layout_cols != cols)
+    const std::int64_t b = m.sparse->layout_block, rows = (p.Nq + b - 1) / b, cols = (p.Nkv + b - 1) / b;
+    const std::string path = block_layout_by_id(m.sparse->layout_id).path;
+    if (m.sparse->layout_rows != rows || m.sparse->layout_cols != cols)
       throw input_error(fmt::format(
           "layout file '{}' has {} x {} blocks; b={} with Nq={}, Nkv={} needs (ceil(Nq/b), ceil(Nkv/b)) = "
           "({}, {})",
-          path, m.layout_rows, m.layout_cols, b, p.Nq, p.Nkv, rows, cols));
-    if (m.layout_heads != 1 && m.layout_heads != p.H)
+          path, m.sparse->layout_rows, m.sparse->layout_cols, b, p.Nq, p.Nkv, rows, cols));
+    if (m.sparse->layout_heads != 1 && m.sparse->layout_heads != p.H)
       throw input_error(fmt::format("layout file '{}' has {} heads; H={} needs 1 or {}", path,
-                                    m.layout_heads, p.H, p.H));
+                                    m.sparse->layout_heads, p.H, p.H));
   }
 }
 

@@ -35,13 +35,14 @@ enum class mask_kind { none, causal, local };
 // block's picks) and of the strided stride/band (docs/masks.md).
 inline constexpr std::int64_t max_random_blocks = 16;
 
-struct mask_spec {
-  mask_kind kind = mask_kind::none;
-  std::int64_t left = 0;    // local: keys j >= i' - left are visible
-  std::int64_t right = 0;   // local: keys j <= i' + right are visible
-  std::int64_t global = 0;  // keys j < global see every query; queries i < global see every key
-  // Sparse terms (docs/masks.md), united with the window and global terms; with
-  // kind causal they are intersected with j <= i' (and the window term is empty).
+// The sparse terms of a mask (docs/masks.md), united with the window and the
+// global terms; with kind causal they are intersected with j <= i' (and the
+// window term is empty). Interned (one copy per distinct value for the
+// process's life, core/problem.cpp), so mask_spec holds one pointer: the
+// problem every kernel receives grows by 8 bytes only (80 more bytes cost
+// linear_output_kernel 12 bytes of spills on sm_80). A CUDA runner passes a
+// device copy (with `layout` pointing at device bits).
+struct sparse_terms {
   // strided:L,S (Sparse Transformer, Child et al. 2019, "strided"): keys
   // i' - L <= j <= i' and keys j <= i' with (i' - j) mod S == 0. S == 0: off.
   std::int64_t stride = 0, stride_band = 0;
@@ -51,21 +52,32 @@ struct mask_spec {
   std::uint64_t random_seed = 0;
   // layout:b:PATH: b x b blocks (query block i / b, key block j / b) visible
   // where the 0/1 array is 1; shape (rows, cols) or (heads, rows, cols).
-  // layout_id indexes the process's loaded layouts (core/block_layout.hpp);
-  // `layout` points at the bits on the host, or at a runner's device copy.
+  // layout_id indexes the process's loaded layouts (core/block_layout.hpp).
   std::int64_t layout_block = 0;
   std::int32_t layout_id = -1;
   std::int64_t layout_heads = 0, layout_rows = 0, layout_cols = 0;
   const std::uint8_t* layout = nullptr;
-
-  ATTN_HD bool has_strided() const { return stride > 0; }
-  ATTN_HD bool has_random() const { return random_block > 0; }
-  ATTN_HD bool has_layout() const { return layout_block > 0; }
-  ATTN_HD bool has_sparse() const { return has_strided() || has_random() || has_layout(); }
-  ATTN_HD bool per_head() const { return has_layout() && layout_heads > 1; }
-  ATTN_HD bool is_none() const { return kind == mask_kind::none && global == 0 && !has_sparse(); }
-  bool operator==(const mask_spec&) const = default;
+  bool operator==(const sparse_terms&) const = default;
 };
+
+struct mask_spec {
+  mask_kind kind = mask_kind::none;
+  std::int64_t left = 0;    // local: keys j >= i' - left are visible
+  std::int64_t right = 0;   // local: keys j <= i' + right are visible
+  std::int64_t global = 0;  // keys j < global see every query; queries i < global see every key
+  const sparse_terms* sparse = nullptr;  // strided / random / layout terms; nullptr: none
+
+  ATTN_HD bool has_strided() const { return sparse && sparse->stride > 0; }
+  ATTN_HD bool has_random() const { return sparse && sparse->random_block > 0; }
+  ATTN_HD bool has_layout() const { return sparse && sparse->layout_block > 0; }
+  ATTN_HD bool has_sparse() const { return sparse != nullptr; }
+  ATTN_HD bool per_head() const { return has_layout() && sparse->layout_heads > 1; }
+  ATTN_HD bool is_none() const { return kind == mask_kind::none && global == 0 && !has_sparse(); }
+  bool operator==(const mask_spec&) const = default;  // interned: equal terms, equal pointer
+};
+
+// The interned copy of t (parse_mask's; tests).
+const sparse_terms* intern_sparse_terms(const sparse_terms& t);
 
 // "none", "causal", "local:L,R", each optionally followed by "+global:G";
 // "global:G" alone means none+global:G. Sparse terms follow with '+':

@@ -124,7 +124,7 @@ ATTN_HD inline bool kv_tile_visible(const problem& p, std::int64_t h, std::int64
   const std::int64_t shift = p.Nkv - p.Nq;
   if (m.has_strided()) {
     const std::int64_t lo = std::max<std::int64_t>(0, q0 + shift - (k1 - 1)), hi = (q1 - 1) + shift - k0;
-    if (lo <= hi && (lo <= m.stride_band || ceil_div(lo, m.stride) * m.stride <= hi)) return true;
+    if (lo <= hi && (lo <= m.sparse->stride_band || ceil_div(lo, m.sparse->stride) * m.sparse->stride <= hi)) return true;
   }
   if (m.has_random() || m.has_layout()) {
     const std::int64_t b = block_term_size(p);

@@ -24,8 +24,8 @@
 // runtime parameters (flash2_params.hpp). Masks with sparse terms (strided,
 // random blocks, block layouts; docs/masks.md) take the runner's key-tile
 // lists on the sparse row, and their element-wise mask comes from one rolled
-// loop of out-of-line sparse_visible calls per masked tile, ahead of S = Q K^T
-// (0 spills in every instantiation; interval masks never enter it).
+// loop over sparse_visible per masked tile, ahead of S = Q K^T (interval masks
+// never enter it; the decode instantiations have no such path).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -196,40 +196,37 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
     // ---- which keys need the element-wise mask ------------------------------
     const std::int64_t k0 = kt * BN;
     const std::int64_t k1 = k0 + BN < p.Nkv ? k0 + BN : p.Nkv;
-    const bool needs_mask =
-        k0 + BN > p.Nkv || !tile_fully_visible(p, qr, k0, k1);
+    const bool needs_mask = k0 + BN > p.Nkv || !tile_fully_visible(p, qr, k0, k1);
     // Sparse terms (strided, random, layout): this thread's 2 NT keys of each
     // of its rows as bits, from one rolled loop (one inlined copy of
-    // sparse_visible instead of MT x NT x 4 unrolled ones), before S = Q K^T
-    // while S's registers are not yet live (the call inside the mask spilled
-    // 4 bytes in the d128 128x32 tile).
+    // sparse_visible instead of MT x NT x 4 unrolled ones), inlined, before
+    // S = Q K^T while S's registers are not yet live: 0 spills; inside the
+    // mask, or as an out-of-line call, it spilled 4-12 bytes in the d128
+    // 128x32 and decode tiles.
     static_assert(2 * NT <= 32, "sparse bits: one word per row");
     std::uint32_t sparse_bits[MT][2];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-      sparse_bits[mt][0] = sparse_bits[mt][1] = 0u;
-    if (needs_mask && p.mask.has_sparse()) {
+    for (int mt = 0; mt < MT; ++mt) sparse_bits[mt][0] = sparse_bits[mt][1] = 0u;
+    if constexpr (K::WN == 1) {  // main-loop tiles; the decode rows claim no sparse term
+      if (needs_mask && p.mask.has_sparse()) {
 #pragma unroll 1
-      for (int row_slot = 0; row_slot < 2 * MT; ++row_slot) {
-        const std::int64_t r =
-            r0 + row_base(row_slot >> 1) + g + 8 * (row_slot & 1);
-        std::uint32_t bits = 0u;
-        if (r < rows) {
-          const std::int64_t i = r / pack, head = head0 + r % pack;
+        for (int row_slot = 0; row_slot < 2 * MT; ++row_slot) {
+          const std::int64_t r = r0 + row_base(row_slot >> 1) + g + 8 * (row_slot & 1);
+          std::uint32_t bits = 0u;
+          if (r < rows) {
+            const std::int64_t i = r / pack, head = head0 + r % pack;
 #pragma unroll 1
-          for (int c = 0; c < 2 * NT; ++c) {
-            const std::int64_t j =
-                k0 + wn * K::WKEYS + (c >> 1) * 8 + 2 * t + (c & 1);
-            if (j < p.Nkv && sparse_visible(p, head, i, j))
-              bits |= 1u << c;
+            for (int c = 0; c < 2 * NT; ++c) {
+              const std::int64_t j = k0 + wn * K::WKEYS + (c >> 1) * 8 + 2 * t + (c & 1);
+              if (j < p.Nkv && sparse_visible_inline(p, head, i, j)) bits |= 1u << c;
+            }
           }
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              if (row_slot == 2 * mt + h) sparse_bits[mt][h] = bits;
         }
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (row_slot == 2 * mt + h)
-              sparse_bits[mt][h] = bits;
       }
     }
 

@@ -36,7 +36,7 @@ struct flash2_params {
   // Masks with sparse terms on the `sparse` row (pack 1): the runner's
   // per-query-tile key-tile lists in global memory (core/tiles.hpp
   // make_kv_tile_list); num == nullptr: the interval walk of `walk`. A block
-  // layout's bits are in global memory too: p.mask.layout is the device copy.
+  // layout's bits are in global memory too: p.mask.sparse is the runner's device copy.
   kv_tile_list_view tiles{};
   float scale = 0;           // 1 / sqrt(d)
   float scale_log2 = 0;      // scale * log2(e): exp(scale * x) = exp2(scale_log2 * x)

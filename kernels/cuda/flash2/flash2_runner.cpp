@@ -31,13 +31,19 @@ class flash2_runner final : public device_runner {
     prm_.splits = forced_splits > 0 ? forced_splits : st.splits;
     prm_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
     prm_.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
-    // Device-side mask data: the block layout's bits and, for a listed walk,
-    // the key-tile lists (both built here, outside the timed run).
-    if (p.mask.has_layout()) {
-      const std::size_t n = static_cast<std::size_t>(p.mask.layout_heads * p.mask.layout_rows * p.mask.layout_cols);
-      layout_ = device_buffer(n);
-      ATTN_CUDA_CHECK(cudaMemcpy(layout_.get(), p.mask.layout, n, cudaMemcpyHostToDevice));
-      prm_.p.mask.layout = layout_.get<const std::uint8_t>();
+    // Device-side mask data: the sparse terms (and a block layout's bits) and,
+    // for a listed walk, the key-tile lists, built here outside the timed run.
+    if (p.mask.has_sparse()) {
+      sparse_terms dev = *p.mask.sparse;
+      if (p.mask.has_layout()) {
+        const std::size_t n = static_cast<std::size_t>(dev.layout_heads * dev.layout_rows * dev.layout_cols);
+        layout_ = device_buffer(n);
+        ATTN_CUDA_CHECK(cudaMemcpy(layout_.get(), dev.layout, n, cudaMemcpyHostToDevice));
+        dev.layout = layout_.get<const std::uint8_t>();
+      }
+      sparse_ = device_buffer(sizeof(sparse_terms));
+      ATTN_CUDA_CHECK(cudaMemcpy(sparse_.get(), &dev, sizeof(dev), cudaMemcpyHostToDevice));
+      prm_.p.mask.sparse = sparse_.get<const sparse_terms>();
     }
     if (plan_uses_tile_list(st)) {
       const kv_tile_list l = make_kv_tile_list(st.geometry, tile_walk::visible);
@@ -69,7 +75,7 @@ class flash2_runner final : public device_runner {
  private:
   const flash2_config* cfg_ = nullptr;
   flash2_params prm_;
-  device_buffer o_part_, lse_part_, layout_, tile_num_, tile_idx_;
+  device_buffer o_part_, lse_part_, layout_, sparse_, tile_num_, tile_idx_;
 };
 
 }  // namespace
