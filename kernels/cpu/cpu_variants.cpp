@@ -44,6 +44,10 @@ model_figures cpu_model(const problem& p) {
 }
 
 const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
+// flash2 and sparse take the sparse terms (strided, random, layout; not per-head
+// layouts: the element mask passes no head) through core's is_visible.
+const capabilities fp32_softmax_sparse{.dtypes = {dtype::fp32},
+                                       .masks = mask_all | mask_strided | mask_random | mask_layout};
 
 }  // namespace
 
@@ -79,7 +83,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .name = "flash2",
       .summary = "FlashAttention-2: Q-outer loop, online softmax, one write of O and lse, native GQA",
       .writes_lse = true,
-      .caps = fp32_softmax,
+      .caps = fp32_softmax_sparse,
       .tags = {tag::fused, tag::tiled},
       .model = cpu_model<model_flops_executed_flash2, model_bytes_flash2>,
       .memory_bytes = cpu_memory<true, no_workspace>,
@@ -87,13 +91,13 @@ void add_cpu_variants(std::vector<variant>& rows) {
   });
   rows.push_back({
       .name = "sparse",
-      .summary = "flash2 visiting only key tiles under the local window or global tokens",
+      .summary = "flash2 visiting only key tiles with a visible pair (window, global; key-tile lists for strided, random, layout)",
       .writes_lse = true,
-      .caps = fp32_softmax,
+      .caps = fp32_softmax_sparse,
       .tags = {tag::fused, tag::tiled},
       .check =
           [](const problem& p) {
-            if (p.mask.kind == mask_kind::local || p.mask.global > 0) return support::yes();
+            if (p.mask.kind == mask_kind::local || p.mask.global > 0 || p.mask.has_sparse()) return support::yes();
             return support::no(fmt::format("mask {} has no local/global sparsity; flash2 covers it",
                                            to_string(p.mask)));
           },

@@ -5,8 +5,8 @@
 // flash1: the loops are swapped (Q outer, KV inner), so O/l/m never leave
 // the tile buffers and Q is read once instead of once per key tile; the
 // rescale by 1/l happens once at the end. Only the causal bound limits the
-// visited tiles (causal_bounded_kv_tiles, FA2's n_block_max); other masks
-// are applied element-wise. GQA is native: query head h reads KV head
+// visited tiles (causal_bounded_kv_tiles, FA2's n_block_max, as a key-tile
+// list); other masks, the sparse terms included, are applied element-wise. GQA is native: query head h reads KV head
 // h / (H / Hkv), no copy. Expected bottleneck: math (the two tile products
 // and the exp of every visited score); traffic is Q + O once and K/V once per
 // query tile, i.e. (Nq/Br) reads of K/V per head.
@@ -29,7 +29,7 @@
 namespace attnbench::cpu {
 
 void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                    float* lse, byte_counter& bytes, kv_tile_visit visit) {
+                    float* lse, byte_counter& bytes, const kv_tile_list& tiles) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -53,22 +53,21 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
       std::fill(m, m + rows, neg_inf);
       std::fill(l, l + rows, 0.0f);
       bool acc_written = false;
-      const tile_spans spans = visit(p, qt);
-      for (const span64 sp : {spans.first, spans.second}) {
-        for (std::int64_t kt = sp.lo; kt < sp.hi; ++kt) {
-          const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-          const float* ks = read_tile(k + kv_offset(p, b, hkv, c0), cols * d, bytes);
-          const float* vs = read_tile(v + kv_offset(p, b, hkv, c0), cols * d, bytes);
-          // S^T = scale K Q^T
-          tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qt_buf, Br, st, Br, {});
-          if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
-            for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, r0 + r, c0, st + r, Br, cols, neg_inf);
-          online_softmax_columns(st, cols, Br, rows, m, l, alpha);
-          // acc = diag(alpha) acc + P V, P = (S^T)^T
-          tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, acc, d,
-                    {.accumulate = acc_written, .c_row_scale = alpha});
-          acc_written = true;
-        }
+      const kv_tile_list_view walk = tiles.view();
+      for (std::int32_t n = 0; n < walk.count(h, qt); ++n) {
+        const std::int64_t kt = walk.at(h, qt, n);
+        const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
+        const float* ks = read_tile(k + kv_offset(p, b, hkv, c0), cols * d, bytes);
+        const float* vs = read_tile(v + kv_offset(p, b, hkv, c0), cols * d, bytes);
+        // S^T = scale K Q^T
+        tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qt_buf, Br, st, Br, {});
+        if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
+          for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, r0 + r, c0, st + r, Br, cols, neg_inf);
+        online_softmax_columns(st, cols, Br, rows, m, l, alpha);
+        // acc = diag(alpha) acc + P V, P = (S^T)^T
+        tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, acc, d,
+                  {.accumulate = acc_written, .c_row_scale = alpha});
+        acc_written = true;
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         if (acc_written && l[r] > 0) {  // m finite
@@ -87,19 +86,17 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
 
 namespace {
 
-tile_spans causal_bounded(const problem& p, std::int64_t qt) {
-  const std::int64_t nt = num_kv_tiles(p);
-  return {causal_bounded_kv_tiles(p, qt), {nt, nt}};
-}
-
 class flash2_runner final : public cpu_runner {
  public:
-  flash2_runner(const problem& p, bool writes_lse) : cpu_runner(p, writes_lse) {}
+  flash2_runner(const problem& p, bool writes_lse)
+      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::causal_bound)) {}
   void run() override {
     bytes_.reset();
-    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
-                   causal_bounded);
+    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, tiles_);
   }
+
+ private:
+  kv_tile_list tiles_;
 };
 
 }  // namespace

@@ -6,12 +6,11 @@
 
 namespace attnbench::cpu {
 
-// Key tiles query tile qt visits, as (at most) two ascending tile intervals.
-using kv_tile_visit = tile_spans (*)(const problem& p, std::int64_t qt);
-
-// O (and lse) for every query row; K/V tiles outside visit(p, qt) are
-// skipped, tiles inside are masked element-wise.
+// O (and lse) for every query row; query tile qt of head h visits the key
+// tiles of tiles.view() (core/tiles.hpp make_kv_tile_list: the causal bound
+// for flash2, exactly the tiles with a visible pair for sparse; built by the
+// runner outside run()), masked element-wise where not fully visible.
 void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                    float* lse, byte_counter& bytes, kv_tile_visit visit);
+                    float* lse, byte_counter& bytes, const kv_tile_list& tiles);
 
 }  // namespace attnbench::cpu

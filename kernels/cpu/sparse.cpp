@@ -1,6 +1,7 @@
 // sparse (CPU): the flash2 loop visiting only the key tiles that hold a
-// visible pair (visible_kv_tiles: the global-key prefix plus the tiles under
-// the local window). Changed from flash2: flash2 honours only the causal
+// visible pair (make_kv_tile_list(p, visible): the global-key prefix plus the
+// tiles under the local window; for strided, random and layout masks the
+// per-query-tile lists of kv_tile_visible, issue 15). Changed from flash2: flash2 honours only the causal
 // bound and masks everything else element-wise, so a local window of W keys
 // still costs O(Nkv) per query tile; here the cost is O(W + G) per query
 // tile. Only masks with a local window or global tokens benefit, so the row
@@ -14,12 +15,15 @@ namespace {
 
 class sparse_runner final : public cpu_runner {
  public:
-  sparse_runner(const problem& p, bool writes_lse) : cpu_runner(p, writes_lse) {}
+  sparse_runner(const problem& p, bool writes_lse)
+      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::visible)) {}
   void run() override {
     bytes_.reset();
-    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_,
-                   visible_kv_tiles);
+    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, tiles_);
   }
+
+ private:
+  kv_tile_list tiles_;
 };
 
 }  // namespace

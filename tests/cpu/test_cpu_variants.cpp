@@ -28,7 +28,8 @@ std::vector<problem> random_problems(std::int64_t count, std::uint64_t seed) {
   const std::vector<std::string> masks = {"none",        "causal",           "local:7,0",
                                           "local:0,0",   "local:3,9",        "local:20,20",
                                           "global:3",    "causal+global:5", "local:4,0+global:2",
-                                          "local:1,1+global:17"};
+                                          "local:1,1+global:17", "causal+strided:3,8",
+                                          "local:4,4+global:2+random:16,2", "random:8,3,5"};
   const std::vector<std::pair<int, int>> tiles = {{16, 16}, {32, 16}, {16, 32}, {64, 64}};
   const std::vector<std::pair<int, int>> heads = {{2, 2}, {4, 2}, {16, 2}, {3, 1}, {8, 1}};
   const std::vector<std::pair<int, int>> lengths = {{37, 37}, {50, 83}, {83, 50}, {1, 70},

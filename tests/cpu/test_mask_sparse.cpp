@@ -229,10 +229,18 @@ TEST(mask_sparse, tile_fully_visible_is_never_wrong) {
         const std::int64_t k1 = std::min(p.Nkv, k0 + 8);
         if (!tile_fully_visible(p, q, k0, k1)) continue;
         ++claimed;
-        for (std::int64_t i = q.lo; i < q.hi; ++i)
-          for (std::int64_t j = k0; j < k1; ++j) ASSERT_TRUE(is_visible(p, 0, i, j)) << to_string(p.mask);
+        for (std::int64_t h = 0; h < p.H; ++h)
+          for (std::int64_t i = q.lo; i < q.hi; ++i)
+            for (std::int64_t j = k0; j < k1; ++j) ASSERT_TRUE(is_visible(p, h, i, j)) << to_string(p.mask);
       }
-  EXPECT_GT(claimed, 0);  // global and window blocks are claimed
+  EXPECT_GT(claimed, 0);  // global, window and whole random/layout blocks are claimed
+  // A tile inside one chosen block is claimed (the CPU skips its element mask).
+  problem p;
+  p.Nq = p.Nkv = 256;
+  p.mask = parse_mask("random:64,2");
+  std::int64_t picks[max_random_blocks];
+  random_key_blocks(*&p.mask, 4, 1, picks);
+  EXPECT_TRUE(tile_fully_visible(p, {64, 128}, picks[0] * 64, picks[0] * 64 + 64));
 }
 
 TEST(mask_sparse, random_blocks_are_distinct_deterministic_and_seeded) {
