@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import gqa_decode, model_vs_measured, roofline, speedup, tiles
+from . import density, gqa_decode, model_vs_measured, roofline, speedup, tiles
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import position
@@ -25,6 +25,8 @@ CAPTIONS = {
     "gqa": "Fewer KV heads mean fewer K/V bytes; time follows the bytes only while the kernel is memory-bound.",
     "decode": "Decode is memory-bound: the gap between a curve and the copy-bandwidth line is its headroom "
               "(above the line: the KV cache fits in a cache level).",
+    "density": "Block-sparse masks: useful TFLOP/s and time of dense flash2 / time against the fraction of "
+               "visible pairs; the dotted 1/density is the speedup of skipping every invisible pair at equal speed.",
     "model_vs_measured": "1.0 = the byte model is exact; above, the kernel moves more bytes than modeled; "
                          "below, caches absorb reuse the model counts as DRAM traffic.",
 }
@@ -45,6 +47,7 @@ def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
     out.extend(gqa_decode.build_gqa(ds))
     out.extend(gqa_decode.build_decode(ds))
     out.extend(model_vs_measured.build(ds))
+    out.extend(density.build(ds))
     return out
 
 
