@@ -32,7 +32,10 @@ def build_dtype(ds: Dataset, dtype: str, notes: list[str]) -> Chart | None:
     sel = [e for e in ds.entries if e.ok and e.dtype == dtype and e.group == GROUP and not e.peer]
     if not sel:
         return None
-    dense = best_by([e for e in sel if e.variant == BASELINE and e.mask == DENSE], key=_shape)
+    # The dense entry from any group: a sweep keeps a configuration under its first group only
+    # (quick: the masks group's none is the density group's too).
+    dense = best_by([e for e in ds.entries if e.ok and e.dtype == dtype and not e.peer
+                     and e.variant == BASELINE and e.mask == DENSE], key=_shape)
     best = best_by(sel, key=lambda e: (e.variant, _shape(e), e.mask))
     colors = style.colors_for(ds)
     fig = style.new_figure(10.5, 3.6)

@@ -32,6 +32,9 @@ def test_density_and_speedup_over_dense_flash2():
     sp = dict((round(x, 6), y) for x, y in s["speedup"]["sparse"])
     assert sp[0.0625] == 8.0 and sp[0.25] == 8.0 / 2.5
     assert not built.notes
+    # The dense entry may sit in another group (a sweep keeps a configuration under its first group).
+    moved = [dataclasses.replace(es[0], group="masks")] + es[1:]
+    assert density.build(_ds(moved)).charts[0].summary["speedup"]["sparse"] == s["speedup"]["sparse"]
 
 
 def test_negative_control_no_dense_baseline_no_speedup():
