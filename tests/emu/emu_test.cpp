@@ -23,6 +23,7 @@
 #include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/reference/attention_reference.hpp"
 #include "tests/emu/emu_control.hpp"
+#include "tests/emu/emu_rows_check.hpp"
 
 namespace attnbench {
 namespace {
@@ -79,29 +80,6 @@ const test_case kCases[] = {
     {"decode_d64_bf16_g3_1split", "decode", 1, 3, 1, 5, 170, 64, dtype::bf16, "none", 0, 0, kind::splitkv, 1},
 };
 
-std::uint16_t to_bits(dtype t, float x) {  // x is already representable in t
-  if (t == dtype::bf16) {
-    std::uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return static_cast<std::uint16_t>(u >> 16);
-  }
-  const _Float16 h = static_cast<_Float16>(x);
-  std::uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
-float from_bits(dtype t, std::uint16_t u) {
-  if (t == dtype::bf16) {
-    const std::uint32_t w = std::uint32_t(u) << 16;
-    float f;
-    std::memcpy(&f, &w, 4);
-    return f;
-  }
-  _Float16 h;
-  std::memcpy(&h, &u, 2);
-  return static_cast<float>(h);
-}
-
 // Fixed bounds (no cuBLAS baseline here): about 4x the rms relative error of
 // rounding O and P to the dtype, as tests/gpu uses; a single row may reach 4x.
 double bound(dtype t) { return t == dtype::bf16 ? 1.6e-2 : 2.0e-3; }
@@ -139,10 +117,8 @@ outcome run_case(const test_case& c, bool quiet = false) {
   const cuda::flash2_config* cfg = cuda::flash2_config_for(row, p);
   if (!cfg) return {false, "no instantiation"};
 
-  std::vector<std::uint16_t> q(in.q.size()), k(in.k.size()), v(in.v.size());
-  for (std::size_t i = 0; i < q.size(); ++i) q[i] = to_bits(p.type, in.q[i]);
-  for (std::size_t i = 0; i < k.size(); ++i) k[i] = to_bits(p.type, in.k[i]);
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = to_bits(p.type, in.v[i]);
+  std::vector<std::uint16_t> q = emu_rows::to_bits(p.type, in.q), k = emu_rows::to_bits(p.type, in.k),
+                             v = emu_rows::to_bits(p.type, in.v);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<std::uint16_t> o(static_cast<std::size_t>(p.rows() * p.d), 0xFFFF);  // NaN poison
   std::vector<float> lse(p.rows(), nan);
@@ -166,46 +142,11 @@ outcome run_case(const test_case& c, bool quiet = false) {
   }
   const long emu_errors = emu::errors() + (launch_error.empty() ? 0 : 1);
 
-  std::vector<float> of(o.size());
-  for (std::size_t i = 0; i < o.size(); ++i) of[i] = from_bits(p.type, o[i]);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // Every row against fp64.
-  const std::vector<std::int64_t> rows = all_rows(p);
-  const reference_rows ref = reference_softmax(in, rows);
-  double num = 0, den = 0, worst_row_rel = 0, lse_err = 0;
-  std::int64_t nonfinite = 0, masked = 0, masked_bad = 0, worst_row = -1, first_bad = -1;
-  for (std::int64_t r = 0; r < p.rows(); ++r) {
-    const std::int64_t i = r % p.Nq;
-    const bool empty = visible_keys(p, i) == 0;
-    masked += empty;
-    double rn = 0, rd = 0;
-    bool row_bad = false;
-    for (std::int64_t c2 = 0; c2 < p.d; ++c2) {
-      const double got = of[r * p.d + c2], want = ref.o[r * p.d + c2];
-      if (!std::isfinite(got)) {
-        ++nonfinite;
-        row_bad = true;
-        continue;
-      }
-      if (empty && got != 0.0) row_bad = true, ++masked_bad;
-      rn += (got - want) * (got - want);
-      rd += want * want;
-    }
-    num += rn, den += rd;
-    const double rel = rd > 0 ? std::sqrt(rn / rd) : std::sqrt(rn);
-    if (rel > worst_row_rel) worst_row_rel = rel, worst_row = r;
-    const double want_lse = ref.lse[r];
-    if (empty) {
-      if (!(std::isinf(lse[r]) && lse[r] < 0)) ++masked_bad, row_bad = true;
-    } else if (!std::isfinite(lse[r])) {
-      ++nonfinite, row_bad = true;
-    } else {
-      lse_err = std::max(lse_err, std::fabs(lse[r] - want_lse));
-    }
-    if (row_bad && first_bad < 0) first_bad = r;
-  }
-  const double rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  const emu_rows::rows_check rc = emu_rows::check_rows(p, o, lse, reference_softmax(in, all_rows(p)));
+  const auto [rel_l2, worst_row_rel, lse_err, nonfinite, masked, masked_bad, worst_row, first_bad] = rc;
   const double b = bound(p.type);
   const bool ok = emu_errors == 0 && nonfinite == 0 && masked_bad == 0 && std::isfinite(rel_l2) && rel_l2 <= b &&
                   worst_row_rel <= 4 * b && lse_err <= kLseBound;
