@@ -8,6 +8,8 @@
 #include "kernels/models/models.hpp"
 #include "kernels/cuda/flash2/flash2_plan.hpp"
 #include "kernels/cuda/flash2/flash2_params.hpp"
+#include "kernels/cuda/common/device_runner.cuh"
+#include "core/tiles.hpp"
 #include "tests/gpu/flash2_test_support.hpp"
 
 namespace attnbench::testing {
@@ -72,6 +74,20 @@ TEST(Flash2Host, ExecutedFlopsCoverUsefulFlops) {
     EXPECT_GT(v->model(p).bytes, 0) << m;
     EXPECT_GE(static_cast<double>(v->memory_bytes(p)), model_bytes_min(p)) << m;
   }
+}
+
+TEST(Flash2Host, MemoryCountsTheDeviceMaskData) {
+  // The sparse row's runner copies the key-tile lists (int32 counts and indices per query
+  // tile) and the sparse terms to the device: memory_bytes counts them; a mask without
+  // sparse terms adds nothing.
+  const variant* v = find_variant("sparse", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  const problem dense = f2_problem(1, 2, 2, 1000, 3000, 64, dtype::bf16, "local:64,0");
+  const problem sparse = f2_problem(1, 2, 2, 1000, 3000, 64, dtype::bf16, "local:64,0+random:64,2");
+  ASSERT_TRUE(v->supports(sparse).ok) << v->supports(sparse).reason;
+  const std::int64_t lists = 4 * ceil_div(sparse.Nq, sparse.Br) * (1 + ceil_div(sparse.Nkv, sparse.Bc));
+  EXPECT_EQ(v->memory_bytes(dense), cuda::device_runner::base_memory_bytes(dense));
+  EXPECT_GE(v->memory_bytes(sparse), cuda::device_runner::base_memory_bytes(sparse) + lists);
 }
 
 // ---- GPU --------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cuda/launch_limits.hpp"
+#include "core/tiles.hpp"
 #include "kernels/models/models.hpp"
 
 namespace attnbench::cuda {
@@ -61,6 +62,18 @@ flash2_plan plan_for(flash2_row row, const problem& p, int sms) {
 
 model_figures model_flash2_row(flash2_row row, const problem& p) {
   return model_flash2_cuda(p, plan_for(row, p, current_device_limits().sm_count));
+}
+
+std::int64_t mask_device_bytes(const flash2_plan& plan) {
+  const mask_spec& m = plan.geometry.mask;
+  if (!m.has_sparse()) return 0;
+  std::int64_t n = sizeof(sparse_terms);
+  if (m.has_layout()) n += m.sparse->layout_heads * m.sparse->layout_rows * m.sparse->layout_cols;
+  if (plan_uses_tile_list(plan)) {
+    const std::int64_t heads = m.per_head() ? plan.geometry.H : 1, q_tiles = num_q_tiles(plan.geometry);
+    n += 4 * heads * q_tiles * (1 + num_kv_tiles(plan.geometry));
+  }
+  return n;
 }
 
 }  // namespace attnbench::cuda

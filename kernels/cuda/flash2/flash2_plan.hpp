@@ -40,6 +40,11 @@ inline bool plan_uses_tile_list(const flash2_plan& plan) {
          plan.geometry.mask.has_sparse();
 }
 
+// Device bytes of the mask data the runner copies (flash2_runner.cpp): the
+// sparse terms, a block layout's bits, and for a listed walk the key-tile
+// lists (heads x q_tiles counts, heads x q_tiles x kv_tiles indices, int32).
+std::int64_t mask_device_bytes(const flash2_plan& plan);
+
 // The row's model on the current device's SM count (132 without a device):
 // kernels/models/models.hpp model_flash2_cuda over plan_for(row, p, sms).
 model_figures model_flash2_row(flash2_row row, const problem& p);

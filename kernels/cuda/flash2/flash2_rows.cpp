@@ -47,10 +47,10 @@ support check_launch_of(const problem& p, flash2_row row) {
 }
 
 std::int64_t flash2_memory(const problem& p, flash2_row row) {
-  const std::int64_t base = cuda::device_runner::base_memory_bytes(p);
-  return row == flash2_row::splitkv
-             ? base + cuda::splitkv_workspace_bytes(p, cuda::current_device_limits().sm_count)
-             : base;
+  const int sms = cuda::current_device_limits().sm_count;
+  const std::int64_t base = cuda::device_runner::base_memory_bytes(p) +
+                            cuda::mask_device_bytes(cuda::plan_for(row, p, sms));
+  return row == flash2_row::splitkv ? base + cuda::splitkv_workspace_bytes(p, sms) : base;
 }
 
 variant flash2_family_row(std::string name, std::string summary, flash2_row kind,
