@@ -131,10 +131,10 @@ ATTNBENCH_CLONES float sum(const float* x, std::int64_t n) {
 
 void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
               float masked) {
-  mask_strided(p, i, c0, row, 1, n, masked);
+  mask_strided(p, 0, i, c0, row, 1, n, masked);
 }
 
-void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
+void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t c0, float* row,
                   std::int64_t stride, std::int64_t n, float masked) {
   // Every key of the tile visible: row i sees all keys, or the tile lies in
   // the global prefix, or inside the row's window.
@@ -147,9 +147,9 @@ void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
   const std::int64_t in_lo = std::clamp(w.lo - c0, std::int64_t{0}, n);
   const std::int64_t in_hi = std::clamp(w.hi - c0, in_lo, n);
   for (std::int64_t j = 0; j < in_lo; ++j)
-    if (!is_visible(p, i, c0 + j)) row[j * stride] = masked;
+    if (!is_visible(p, h, i, c0 + j)) row[j * stride] = masked;
   for (std::int64_t j = in_hi; j < n; ++j)
-    if (!is_visible(p, i, c0 + j)) row[j * stride] = masked;
+    if (!is_visible(p, h, i, c0 + j)) row[j * stride] = masked;
 }
 
 void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,

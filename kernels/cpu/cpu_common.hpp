@@ -102,8 +102,9 @@ float sum(const float* x, std::int64_t n);
 void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
               float masked);
 // The same for a row of scores stored with a stride (column i of a transposed
-// tile: row[j * stride] holds key c0 + j).
-void mask_strided(const problem& p, std::int64_t i, std::int64_t c0, float* row,
+// tile: row[j * stride] holds key c0 + j), of query head h (a per-head block
+// layout differs between heads; every other term is the same for all).
+void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t c0, float* row,
                   std::int64_t stride, std::int64_t n, float masked);
 
 // ---- parallel loop helpers -----------------------------------------------------------

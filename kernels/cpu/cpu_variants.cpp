@@ -44,10 +44,10 @@ model_figures cpu_model(const problem& p) {
 }
 
 const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
-// flash2 and sparse take the sparse terms (strided, random, layout; not per-head
-// layouts: the element mask passes no head) through core's is_visible.
-const capabilities fp32_softmax_sparse{.dtypes = {dtype::fp32},
-                                       .masks = mask_all | mask_strided | mask_random | mask_layout};
+// flash2 and sparse take the sparse terms (strided, random, layout, per-head
+// layouts: the element mask and the key-tile lists take the query head) through
+// core's is_visible and make_kv_tile_list.
+const capabilities fp32_softmax_sparse{.dtypes = {dtype::fp32}, .masks = mask_all | mask_sparse_terms};
 
 }  // namespace
 

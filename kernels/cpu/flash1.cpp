@@ -83,7 +83,7 @@ class flash1_runner final : public cpu_runner {
           load(ms, m_.data() + row, rows, bytes_);
           tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qs, Br, st, Br, {});  // S^T = K Q^T
           if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
-            for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, r0 + r, c0, st + r, Br, cols, neg_inf);
+            for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, h, r0 + r, c0, st + r, Br, cols, neg_inf);
           block_softmax_columns(st, cols, Br, rows, m_blk, l_blk);
           for (std::int64_t r = 0; r < rows; ++r) {
             if (m_blk[r] == neg_inf) {  // nothing visible in this block: O, l, m unchanged

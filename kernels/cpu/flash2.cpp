@@ -62,7 +62,7 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
         // S^T = scale K Q^T
         tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qt_buf, Br, st, Br, {});
         if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
-          for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, r0 + r, c0, st + r, Br, cols, neg_inf);
+          for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, h, r0 + r, c0, st + r, Br, cols, neg_inf);
         online_softmax_columns(st, cols, Br, rows, m, l, alpha);
         // acc = diag(alpha) acc + P V, P = (S^T)^T
         tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, acc, d,

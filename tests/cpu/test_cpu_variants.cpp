@@ -3,9 +3,14 @@
 // 1/2/8/all, four tile shapes. Outputs are poisoned (NaN) before each run.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
+#include "core/block_layout.hpp"
 #include "core/mask.hpp"
 #include "kernels/models/models.hpp"
 #include "kernels/registry.hpp"
@@ -165,6 +170,49 @@ TEST_P(cpu_variant, models_and_memory) {
     } else {
       EXPECT_LT(growth, 2.1) << v.name << " memory is not O(N)";
     }
+  }
+}
+
+// A per-head block layout (every head its own pattern): flash2 and sparse give each
+// query head its own keys, and count the bytes their model says. Control: the
+// reference of the same inputs with head 0's pattern for every head is far off,
+// so a kernel that ignored the head could not pass.
+TEST(cpu_variants, per_head_layout) {
+  const std::int64_t H = 4, Nq = 70, Nkv = 90, b = 16, rows = (Nq + b - 1) / b, cols = (Nkv + b - 1) / b;
+  std::vector<std::uint8_t> bits(H * rows * cols), head0(bits.size());
+  for (std::int64_t e = 0; e < std::int64_t(bits.size()); ++e) bits[e] = ((e * 2654435761u) >> 9) % 3 == 0;
+  for (std::int64_t e = 0; e < std::int64_t(bits.size()); ++e) head0[e] = bits[e % (rows * cols)];
+  const auto file = [&](const char* name, const std::vector<std::uint8_t>& v) {
+    const std::string path = (std::filesystem::path(testing::TempDir()) /
+                              ("attnbench_cpu_variants_" + std::to_string(::getpid()) + name)).string();
+    std::ofstream(path, std::ios::binary) << block_layout_npy({H, rows, cols}, v);
+    return path;
+  };
+  problem p;
+  p.H = H, p.Hkv = 2, p.Nq = Nq, p.Nkv = Nkv, p.d = 16, p.Br = p.Bc = 16;
+  p.mask = parse_mask("causal+layout:16:" + file("heads.npy", bits));
+  ASSERT_TRUE(p.mask.per_head());
+  problem same = p;
+  same.mask = parse_mask("causal+layout:16:" + file("head0.npy", head0));
+  const host_inputs in = make_inputs(p, 77);
+  host_inputs in_same = in;
+  in_same.p = same;
+  const auto rws = all_rows(p);
+  const reference_rows ref = reference_for(attention_math::softmax, in, rws);
+  const reference_rows ref_same = reference_for(attention_math::softmax, in_same, rws);
+  for (const char* name : {"flash2", "sparse"}) {
+    const variant& v = *find_variant(name, backend_kind::cpu);
+    ASSERT_TRUE(v.supports(p).ok) << v.supports(p).reason;
+    auto r = v.make(p);
+    r->set_inputs(in);
+    r->poison_outputs();
+    r->run();
+    const host_outputs out = r->get_outputs();
+    const error_report e = compare_rows(p, out.o, out.lse, rws, ref.o, ref.lse);
+    EXPECT_TRUE(e.ok(1e-5)) << name << ": rel_l2 " << e.rel_l2 << ", first bad row " << e.first_bad_row;
+    EXPECT_LT(e.lse_max_abs, 1e-4) << name;
+    EXPECT_EQ(double(r->counted_bytes()), v.model(p).bytes) << name;
+    EXPECT_FALSE(compare_rows(p, out.o, out.lse, rws, ref_same.o, ref_same.lse).ok(1e-2)) << name;
   }
 }
 
