@@ -177,6 +177,18 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
         ax.set_xlabel("KV length Nkv")
         ax.set_ylabel("achieved GB/s (modeled bytes / time)")
         ax.set_title(f"d = {d}, Nq ≤ {DECODE_MAX_NQ}")
+    # A point above the measured copy ceiling moved fewer bytes than its model counts: re-reads
+    # (K/V once per query head in the unfused rows, under GQA) that the cache served. Marked, and said.
+    above = [e for e in pts_all if ceil.measured.bandwidth_gbps and e.gbps > ceil.measured.bandwidth_gbps]
+    for ax, d in zip(axes, d_vals):
+        mine = [e for e in above if e.d == d]
+        if mine:
+            ax.plot([e.Nkv for e in mine], [e.gbps for e in mine], linestyle="none", marker="o", markersize=11,
+                    markerfacecolor="none", markeredgecolor="#B22222", markeredgewidth=1.0)
+    if above:
+        fig.text(0.01, 0.01, f"circled: {len(above)} point(s) above the measured copy bandwidth — their modeled "
+                 "bytes count re-reads (e.g. K/V per query head under GQA) that the cache served, not DRAM traffic",
+                 fontsize=7.5, color="#B22222")
     if log_y:
         for ax in axes:
             ax.set_yscale("log")
@@ -199,6 +211,7 @@ def build_decode_dtype(ds: Dataset, dtype: str) -> Chart | None:
     fig.suptitle(f"Decode bandwidth vs KV length — {ds.title_suffix(dtype)}")
     return Chart(stem=f"decode_{dtype}", title=f"Decode GB/s vs Nkv ({dtype})", fig=fig,
                  summary={"dtype": dtype, "points": counts, "shapes": shapes, "log_y": log_y,
+                          "above_ceiling": sorted(f"{e.variant} Nkv={e.Nkv} Hkv={e.Hkv}" for e in above),
                           "ceilings": [h.get_label() for h in ceiling_handles]})
 
 

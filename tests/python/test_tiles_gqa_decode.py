@@ -89,3 +89,23 @@ def test_tile_panel_with_nothing_run_becomes_a_note(fx, tmp_path):
     built = tiles.build(load_dataset([str(p)]))
     assert set(built.charts[0].summary["panels"]) == {"flash2 d=64"}
     assert built.notes == ["tiles (fp32): flash1 d=64: no tile shape ran (tile too large)"]
+
+
+def test_decode_points_above_the_copy_ceiling_are_marked_and_said(load, tmp_path):
+    import json
+
+    from abreport.load import load_dataset
+    from conftest import fixture_path
+
+    assert gqa_decode.build_decode(load("cuda_multi.json")).charts[0].summary["above_ceiling"] == []  # no note
+    doc = json.load(open(fixture_path("cuda_multi.json")))
+    ceiling = doc["context"]["ceilings"]["measured"]["bandwidth_gbps"]
+    e = next(b for b in doc["benchmarks"] if b["variant"] == "flash2" and b["status"] == "ok"
+             and b["Nq"] <= gqa_decode.DECODE_MAX_NQ)
+    e["time_ms"] = e["real_time"] = e["bytes"] / (1.5 * ceiling) / 1e6  # 1.5x the ceiling
+    e["gbps"] = 1.5 * ceiling
+    p = tmp_path / "above.json"
+    p.write_text(json.dumps(doc))
+    c = gqa_decode.build_decode(load_dataset([str(p)])).charts[0]
+    assert c.summary["above_ceiling"] == [f"flash2 Nkv={e['Nkv']} Hkv={e['Hkv']}"]
+    assert any("above the measured copy bandwidth" in t.get_text() for t in c.fig.texts)
