@@ -235,15 +235,14 @@ def find_tool(name: str) -> str | None:
     return None
 
 
-def sass_mma(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], bool]:
-    """(mangled kernel, arch) -> whether its SASS holds an HMMA/HGMMA instruction."""
-    result: dict[tuple[str, str], bool] = {}
-    mma = re.compile(r"\bH(?:G)?MMA\b")
+def sass_functions(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], list[str]]:
+    """(mangled kernel, arch) -> its SASS lines."""
+    out: dict[tuple[str, str], list[str]] = {}
+    env = dict(os.environ)
+    nvdisasm = find_tool("nvdisasm")
+    if nvdisasm:
+        env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
     for f in files:
-        env = dict(os.environ)
-        nvdisasm = find_tool("nvdisasm")  # cuobjdump -sass runs it
-        if nvdisasm:
-            env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
         proc = subprocess.run([cuobjdump, "-sass", str(f)], capture_output=True, text=True,
                               errors="replace", env=env)
         if proc.returncode != 0 and "does not contain device code" not in proc.stderr:
@@ -257,11 +256,17 @@ def sass_mma(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], bool]:
             m = re.search(r"Function : (\S+)", line)
             if m:
                 fn = m.group(1)
-                result.setdefault((fn, arch), False)
+                out.setdefault((fn, arch), [])
                 continue
-            if fn is not None and mma.search(line):
-                result[(fn, arch)] = True
-    return result
+            if fn is not None:
+                out[(fn, arch)].append(line)
+    return out
+
+
+def sass_mma(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], bool]:
+    """(mangled kernel, arch) -> whether its SASS holds an HMMA/HGMMA instruction."""
+    mma = re.compile(r"\bH(?:G)?MMA\b")
+    return {key: any(mma.search(line) for line in lines) for key, lines in sass_functions(cuobjdump, files).items()}
 
 
 def cmd_check_sass(args: argparse.Namespace) -> int:
@@ -305,32 +310,6 @@ def cmd_check_sass(args: argparse.Namespace) -> int:
 REGISTER_FILE = 65536  # 32-bit registers per SM (and per CTA at most) on sm_90
 
 
-def sass_functions(cuobjdump: str, files: list[Path]) -> dict[tuple[str, str], list[str]]:
-    """(mangled kernel, arch) -> its SASS lines."""
-    out: dict[tuple[str, str], list[str]] = {}
-    env = dict(os.environ)
-    nvdisasm = find_tool("nvdisasm")
-    if nvdisasm:
-        env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
-    for f in files:
-        proc = subprocess.run([cuobjdump, "-sass", str(f)], capture_output=True, text=True,
-                              errors="replace", env=env)
-        if proc.returncode != 0 and "does not contain device code" not in proc.stderr:
-            raise RuntimeError(f"cuobjdump -sass {f} failed: {proc.stderr.strip()}")
-        arch, fn = "", None
-        for line in proc.stdout.splitlines():
-            m = re.search(r"code for (sm_\w+)", line)
-            if m:
-                arch, fn = m.group(1), None
-                continue
-            m = re.search(r"Function : (\S+)", line)
-            if m:
-                fn = m.group(1)
-                out.setdefault((fn, arch), [])
-                continue
-            if fn is not None:
-                out[(fn, arch)].append(line)
-    return out
 
 
 def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs: int,
