@@ -15,6 +15,7 @@ std::string_view to_string(dtype t) {
     case dtype::fp32: return "fp32";
     case dtype::fp16: return "fp16";
     case dtype::bf16: return "bf16";
+    case dtype::e4m3: return "e4m3";
   }
   return "?";
 }
@@ -23,10 +24,21 @@ dtype parse_dtype(std::string_view s) {
   if (s == "fp32") return dtype::fp32;
   if (s == "fp16") return dtype::fp16;
   if (s == "bf16") return dtype::bf16;
-  throw input_error(fmt::format("unknown dtype '{}' (expected fp32, fp16 or bf16)", s));
+  if (s == "e4m3") return dtype::e4m3;
+  throw input_error(fmt::format("unknown dtype '{}' (expected fp32, fp16, bf16 or e4m3)", s));
 }
 
-int dtype_bytes(dtype t) { return t == dtype::fp32 ? 4 : 2; }
+int dtype_bytes(dtype t) {
+  switch (t) {
+    case dtype::fp32: return 4;
+    case dtype::fp16:
+    case dtype::bf16: return 2;
+    case dtype::e4m3: return 1;
+  }
+  return 4;
+}
+
+int output_bytes(dtype t) { return dtype_bytes(output_dtype(t)); }
 
 static std::int64_t parse_int(std::string_view s, std::string_view what, std::string_view whole) {
   std::int64_t v = 0;

@@ -22,12 +22,17 @@
 
 namespace attnbench {
 
-enum class dtype { fp32, fp16, bf16 };
+// e4m3: OCP FP8 E4M3 inputs (Q, K, V) with a per-tensor scale each
+// (core/fp8.hpp, host_inputs::scales); O is written in bf16
+// (output_dtype), the log-sum-exp in fp32 as for every dtype.
+enum class dtype { fp32, fp16, bf16, e4m3 };
 enum class feature_map { elu1 };  // linear attention: phi(x) = elu(x) + 1
 
 std::string_view to_string(dtype t);
 dtype parse_dtype(std::string_view s);
-int dtype_bytes(dtype t);
+int dtype_bytes(dtype t);                      // of Q, K, V
+ATTN_HD constexpr dtype output_dtype(dtype t) { return t == dtype::e4m3 ? dtype::bf16 : t; }  // of O
+int output_bytes(dtype t);                     // dtype_bytes(output_dtype(t))
 
 enum class mask_kind { none, causal, local };
 

@@ -33,11 +33,20 @@ struct support {
   static support no(std::string why) { return {false, std::move(why)}; }
 };
 
-// Inputs on the host, float32, already rounded to p.type so every backend
-// sees the same values. Layouts as in problem.hpp.
+// Per-tensor scales of e4m3 inputs: each value in q, k, v is an e4m3 code
+// times its tensor's scale (core/fp8.hpp), so a backend recovers the codes
+// exactly as e4m3_from_float(x / scale); 1 for every other dtype.
+struct input_scales {
+  float q = 1, k = 1, v = 1;
+  bool operator==(const input_scales&) const = default;
+};
+
+// Inputs on the host, float32, already rounded to p.type (e4m3: code x
+// scale) so every backend sees the same values. Layouts as in problem.hpp.
 struct host_inputs {
   problem p;
   std::vector<float> q, k, v;
+  input_scales scales;
 };
 
 struct host_outputs {
