@@ -35,12 +35,36 @@
 // FMAs; the pingpong hides one warpgroup's softmax behind the other's GEMMs.
 // At d = 64 the GEMMs halve and the exponentials bind. K/V bytes per FLOP are
 // flash2's at Br = 128 (128 FLOP/B; the L2 serves the re-reads).
+//
+// FP8 (e4m3, the flash3_fp8 row; FA3's third Hopper feature): Q, K, V are
+// e4m3 codes with a per-tensor scale each, folded in: the scores by
+// descale_q * descale_k (into the exp2 scale), O by descale_v. S = Q K^T and
+// O += P V run as m64nNk32 e4m3 wgmma with fp32 accumulators (twice the
+// 16-bit rate). 8-bit wgmma has no transpose, so V (keys x d, d contiguous)
+// is copied to V^T (d x keys, keys contiguous) in shared memory by the
+// producer warpgroup's warps 1-3, with 32-bit loads, 4 x 4 byte transposes
+// (prmt) and 32-bit stores, through a third mbarrier ring. The transposer
+// also permutes the keys within each 16-key block so that the accumulator
+// fragment of S, converted in place to e4m3 (cvt.rn.satfinite.e4m3x2), is
+// already the A fragment of P V: the A fragment of an 8-bit k32 step wants
+// columns 4t..4t+3 of a row in one register, S's fragment holds columns
+// 2t, 2t+1, 8+2t, 9+2t; instead of shuffling P across lanes (FA3 permutes
+// registers), V^T's column 4t+i holds key 8(i/2) + 2t + i%2 (P V sums over
+// keys, so any order shared by P and V^T gives the same O). P is exponentiated
+// with FA3's max offset of 8 (P in (0, 256]) so small probabilities stay out
+// of e4m3's subnormals; l sums the unrounded fp32 P, the offset cancels in
+// O = P V / l and is taken out of the log-sum-exp. O is written in bf16
+// through its own staging tile. Expected bottleneck: the exponentials (the
+// GEMMs take half the 16-bit time, the softmax the same), then the V
+// transpose's shared-memory traffic (16 KB read + 16 KB written per 128-key
+// tile at d = 128, against 1024 cycles of both warpgroups' GEMMs).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/launch.cuh"
@@ -71,6 +95,58 @@ __device__ __forceinline__ bool faulty(const flash3_params& prm, flash3_fault f)
 // warpgroups 0, 1; 3, 4 their epilogue staging.
 constexpr int kTurnBarrier = 1, kEpilogueBarrier = 3;
 
+// Swizzle<B,4,3> of a byte offset from a 1024-aligned tile base: the 16-byte
+// chunk bits XOR the row phase (bits 7..), as TMA writes and wgmma reads.
+template <int RowBytes>
+__device__ __forceinline__ int swizzled(int off) {
+  constexpr int mask = RowBytes == 128 ? 7 : 3;
+  return off ^ (((off >> 7) & mask) << 4);
+}
+template <int RowBytes>
+constexpr smem_swizzle swizzle_of() {
+  return RowBytes == 128 ? smem_swizzle::b128 : smem_swizzle::b64;
+}
+
+// fp8: 4 fp32 values -> 4 e4m3 bytes, a first.
+__device__ __forceinline__ std::uint32_t pack4_e4m3(float a, float b, float c, float d) {
+  return static_cast<std::uint32_t>(cvt_e4m3x2(b, a)) | (static_cast<std::uint32_t>(cvt_e4m3x2(d, c)) << 16);
+}
+
+// fp8: the V -> V^T copy of one stage by the transposer threads (tt in
+// [0, 96)). Work item (kb, t, dg): keys 16 kb + {2t, 2t+1, 8+2t, 9+2t} x
+// columns 4 dg..4 dg+3 of V (four 32-bit loads, one per key) become columns
+// 16 kb + 4t..4t+3 of V^T rows 4 dg..4 dg+3 (four 32-bit stores). A warp's
+// 32 items are 4 dg x 4 t x 2 kb: its loads and its stores each touch 16
+// banks twice (2-way conflicts) with the 128B swizzle.
+template <class K>
+__device__ __forceinline__ void transpose_v_stage(const unsigned char* v, unsigned char* vt, int tt, bool permute) {
+  constexpr int D = K::D, BN = K::BN, items = BN * D / 16;
+  for (int i = tt; i < items; i += K::transposer_threads) {
+    const int dgl = i % 4, t = (i / 4) % 4, kbl = (i / 16) % 2, rest = i / 32;
+    const int dg = (rest % (D / 16)) * 4 + dgl, kb = (rest / (D / 16)) * 2 + kbl;
+    const int col = 4 * dg;  // byte column of V
+    const int v_panel = col / K::row_bytes, v_col = col % K::row_bytes;
+    std::uint32_t w[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      // permute: the key of V^T column 4t + r of this 16-key block; plain: 4t + r
+      const int key = 16 * kb + (permute ? 8 * (r / 2) + 2 * t + (r % 2) : 4 * t + r);
+      w[r] = *reinterpret_cast<const std::uint32_t*>(
+          v + v_panel * K::kv_panel_bytes + swizzled<K::row_bytes>(key * K::row_bytes + v_col));
+    }
+    const std::uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), hi01 = __byte_perm(w[0], w[1], 0x7362);
+    const std::uint32_t lo23 = __byte_perm(w[2], w[3], 0x5140), hi23 = __byte_perm(w[2], w[3], 0x7362);
+    const std::uint32_t o[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
+                                __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+    const int pos = 16 * kb + 4 * t;  // byte column of V^T
+    const int vt_panel = pos / K::vt_row_bytes, vt_col = pos % K::vt_row_bytes;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      *reinterpret_cast<std::uint32_t*>(vt + vt_panel * K::vt_panel_bytes +
+                                        swizzled<K::vt_row_bytes>((col + j) * K::vt_row_bytes + vt_col)) = o[j];
+  }
+}
+
 }  // namespace f3
 
 template <class K>
@@ -79,12 +155,15 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   __trap();  // built without sm_90a: the row refuses to launch (flash3_rows.cpp)
 #else
   using T = typename K::T;
+  using TO = std::conditional_t<K::fp8, __nv_bfloat16, T>;  // O's element
   using namespace f3;
+  constexpr bool FP8 = K::fp8;
   constexpr int D = K::D, BN = K::BN, S = K::stages, PANELS = K::panels;
-  constexpr int NT = BN / 8;   // n8 column tiles of S per thread row
-  constexpr int DT = D / 8;    // n8 column tiles of O
-  constexpr int KS = D / 16;   // k16 steps of Q K^T
-  constexpr int PS = BN / 16;  // k16 steps of P V
+  constexpr int NT = BN / 8;                             // n8 column tiles of S per thread row
+  constexpr int DT = D / 8;                              // n8 column tiles of O
+  constexpr int KS = D * K::elem_bytes / 32;             // k steps of Q K^T (k16, or k32 for fp8)
+  constexpr int PS = BN * K::elem_bytes / 32;            // k steps of P V
+  constexpr float max_offset = FP8 ? 8.f : 0.f;          // P in (0, 2^8] for fp8 (FA3's Max_offset)
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* const smem = reinterpret_cast<unsigned char*>(
@@ -92,11 +171,15 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   unsigned char* const sQ = smem;
   unsigned char* const sK = smem + K::off_k;
   unsigned char* const sV = smem + K::off_v;
+  unsigned char* const sVt = smem + K::off_vt;                // fp8 only
+  unsigned char* const sO = FP8 ? smem + K::off_o : smem;     // O staging: Q's tile for 16-bit types
   std::uint64_t* const bar_q = reinterpret_cast<std::uint64_t*>(smem + K::off_bar);
   std::uint64_t* const full_k = bar_q + 1;
   std::uint64_t* const empty_k = full_k + S;
   std::uint64_t* const full_v = empty_k + S;
   std::uint64_t* const empty_v = full_v + S;
+  std::uint64_t* const full_vt = empty_v + S;  // fp8 only
+  std::uint64_t* const empty_vt = full_vt + S;
 
   const problem& p = prm.p;
   const int tid = threadIdx.x, wg = tid / 128;
@@ -125,7 +208,12 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
       mbarrier_init(&full_k[s], 1);
       mbarrier_init(&full_v[s], 1);
       mbarrier_init(&empty_k[s], K::consumer_wgs);
-      mbarrier_init(&empty_v[s], K::consumer_wgs);
+      // fp8: the transposer reads V and releases it; the consumers release V^T.
+      mbarrier_init(&empty_v[s], FP8 ? K::transposer_threads : K::consumer_wgs);
+      if constexpr (FP8) {
+        mbarrier_init(&full_vt[s], K::transposer_threads);
+        mbarrier_init(&empty_vt[s], K::consumer_wgs);
+      }
     }
     fence_mbarrier_init();
   }
@@ -133,10 +221,11 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   // written by the generic proxy and read by wgmma (the async proxy), hence
   // the proxy fence before the barrier.
   if (wg > 0 && tile_rows < K::BM) {
-    const int pad_chunks = (K::BM - tile_rows) * 8;  // 16-byte chunks per panel
+    const int pad_chunks = (K::BM - tile_rows) * (K::row_bytes / 16);  // 16-byte chunks per panel
     for (int i = tid - 128; i < PANELS * pad_chunks; i += 256) {
       const int panel = i / pad_chunks, c = i % pad_chunks;
-      *reinterpret_cast<uint4*>(sQ + panel * K::q_panel_bytes + tile_rows * 128 + c * 16) = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(sQ + panel * K::q_panel_bytes + tile_rows * K::row_bytes + c * 16) =
+          make_uint4(0, 0, 0, 0);
     }
     if (!faulty(prm, flash3_fault::missing_fence)) fence_proxy_async_shared();
   }
@@ -145,11 +234,29 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   // ---- producer: one elected thread of warp 0 issues every TMA copy ------------
   if (wg == 0) {
     setmaxnreg_dec<K::producer_regs>();
+    if constexpr (FP8) {
+      // Warps 1-3: V (stage j % S) -> V^T (the same stage), key-permuted.
+      if (tid >= 32) {
+        const int tt = tid - 32;
+        for (int j = 0; j < n_tiles; ++j) {
+          const int s = j % S;
+          mbarrier_wait_parity(&full_v[s], (j / S) & 1);
+          if (j >= S) mbarrier_wait_parity(&empty_vt[s], ((j / S) - 1) & 1);
+          if (!faulty(prm, flash3_fault::missing_v_transpose))
+            transpose_v_stage<K>(sV + s * K::kv_tile_bytes, sVt + s * K::vt_tile_bytes, tt,
+                                 !faulty(prm, flash3_fault::unpermuted_v_transpose));
+          fence_proxy_async_shared();  // generic writes of V^T before wgmma (async proxy) reads them
+          mbarrier_arrive(&full_vt[s]);
+          mbarrier_arrive(&empty_v[s]);
+        }
+        return;
+      }
+    }
     if (tid < 32 && n_tiles > 0 && elect_one_sync()) {
       tma_prefetch_descriptor(&prm.tma_q);
       tma_prefetch_descriptor(&prm.tma_k);
       tma_prefetch_descriptor(&prm.tma_v);
-      mbarrier_arrive_expect_tx(bar_q, PANELS * tile_rows * 128);
+      mbarrier_arrive_expect_tx(bar_q, PANELS * tile_rows * K::row_bytes);
       for (int panel = 0; panel < PANELS; ++panel)
         tma_load_4d(sQ + panel * K::q_panel_bytes, &prm.tma_q, bar_q, panel * K::panel_cols,
                     static_cast<int>(head0), static_cast<int>(qr.lo), static_cast<int>(b));
@@ -168,12 +275,21 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
           tma_load_4d(base + s * K::kv_tile_bytes + panel * K::kv_panel_bytes, map, &full[s], panel * K::panel_cols,
                       n0, static_cast<int>(kvh), static_cast<int>(b));
       };
-      // Consumption order with intra-warpgroup overlap: K_0, then K_j before V_{j-1}.
-      for (int j = 0; j < n_tiles; ++j) {
-        load(&prm.tma_k, sK, full_k, empty_k, j, true);
-        if (j > 0) load(&prm.tma_v, sV, full_v, empty_v, j - 1, false);
+      if constexpr (FP8) {
+        // V_j right after K_j: the transposer turns it into V^T_j before the
+        // consumers need it (iteration j + 1).
+        for (int j = 0; j < n_tiles; ++j) {
+          load(&prm.tma_k, sK, full_k, empty_k, j, true);
+          load(&prm.tma_v, sV, full_v, empty_v, j, false);
+        }
+      } else {
+        // Consumption order with intra-warpgroup overlap: K_0, then K_j before V_{j-1}.
+        for (int j = 0; j < n_tiles; ++j) {
+          load(&prm.tma_k, sK, full_k, empty_k, j, true);
+          if (j > 0) load(&prm.tma_v, sV, full_v, empty_v, j - 1, false);
+        }
+        load(&prm.tma_v, sV, full_v, empty_v, n_tiles - 1, false);
       }
-      load(&prm.tma_v, sV, full_v, empty_v, n_tiles - 1, false);
     }
     return;
   }
@@ -182,27 +298,44 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   setmaxnreg_inc<K::consumer_regs>();
   const int cw = wg - 1, wtid = tid % 128;
   const int warp = wtid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const float sl2 = prm.scale_log2;
-  const smem_swizzle swz = faulty(prm, flash3_fault::wrong_swizzle) ? smem_swizzle::b64 : smem_swizzle::b128;
+  // Scores in the kernel's units are S_codes * descale_q * descale_k (1 for 16-bit types).
+  const float descale_qk =
+      prm.descale_q * (faulty(prm, flash3_fault::wrong_descale) ? prm.descale_q : prm.descale_k);
+  const float sl2 = prm.scale_log2 * descale_qk;
+  constexpr smem_swizzle swz_real = swizzle_of<K::row_bytes>();
+  const smem_swizzle swz = faulty(prm, flash3_fault::wrong_swizzle)
+                               ? (swz_real == smem_swizzle::b128 ? smem_swizzle::b64 : smem_swizzle::b128)
+                               : swz_real;
 
-  // Descriptors (128B swizzle, atoms of 8 rows x 128 B, SBO = 1024 B):
-  // Q and K K-major (k16 step = +32 B inside a panel, next panel per 64
-  // columns); V MN-major (16 keys = +2048 B; LBO = the panel stride between
-  // 64-column blocks of d). One base descriptor per operand; a step adds its
-  // byte offset / 16 to the start-address field (addresses stay below 2^18,
-  // so no carry leaves the field). Recomputing 16 full descriptors per
-  // operand instead kept them all live: 12 bytes of spills at d = 256.
-  const std::uint64_t dq0 = smem_desc(smem_u32(sQ) + cw * K::wg_rows * 128, 16, 1024, swz);
-  const std::uint64_t dk0 = smem_desc(smem_u32(sK), 16, 1024, swz);
-  const std::uint64_t dv0 = smem_desc(smem_u32(sV), K::kv_panel_bytes, 1024, swz);
+  // Descriptors (128B swizzle, atoms of 8 rows x 128 B, SBO = 1024 B; fp8
+  // at d = 64: 64B swizzle, 8 rows x 64 B, SBO = 512 B): Q and K K-major (a
+  // k step = +32 B inside a panel, the next panel per row of the swizzle
+  // span); V MN-major (16 keys = +2048 B; LBO = the panel stride between
+  // 64-column blocks of d); fp8's V^T K-major like K (D rows of keys). One
+  // base descriptor per operand; a step adds its byte offset / 16 to the
+  // start-address field (addresses stay below 2^18, so no carry leaves the
+  // field). Recomputing 16 full descriptors per operand instead kept them
+  // all live: 12 bytes of spills at d = 256.
+  constexpr int KPR = K::k_steps_per_row;
+  const std::uint64_t dq0 = smem_desc(smem_u32(sQ) + cw * K::wg_rows * K::row_bytes, 16, 8 * K::row_bytes, swz);
+  const std::uint64_t dk0 = smem_desc(smem_u32(sK), 16, 8 * K::row_bytes, swz);
+  const std::uint64_t dv0 = FP8 ? smem_desc(smem_u32(sVt), 16, 8 * K::vt_row_bytes, swizzle_of<K::vt_row_bytes>())
+                                : smem_desc(smem_u32(sV), K::kv_panel_bytes, 1024, swz);
   auto desc_q = [&](int ks) {
-    return dq0 + static_cast<std::uint64_t>(((ks / 4) * K::q_panel_bytes + (ks % 4) * 32) >> 4);
+    return dq0 + static_cast<std::uint64_t>(((ks / KPR) * K::q_panel_bytes + (ks % KPR) * 32) >> 4);
   };
   auto desc_k = [&](int s, int ks) {
-    return dk0 + static_cast<std::uint64_t>((s * K::kv_tile_bytes + (ks / 4) * K::kv_panel_bytes + (ks % 4) * 32) >> 4);
+    return dk0 +
+           static_cast<std::uint64_t>((s * K::kv_tile_bytes + (ks / KPR) * K::kv_panel_bytes + (ks % KPR) * 32) >> 4);
   };
   auto desc_v = [&](int s, int kk) {
-    return dv0 + static_cast<std::uint64_t>((s * K::kv_tile_bytes + kk * 2048) >> 4);
+    if constexpr (FP8) {
+      constexpr int VPR = K::vt_row_bytes / 32;  // k32 steps per V^T panel row
+      return dv0 + static_cast<std::uint64_t>(
+                       (s * K::vt_tile_bytes + (kk / VPR) * K::vt_panel_bytes + (kk % VPR) * 32) >> 4);
+    } else {
+      return dv0 + static_cast<std::uint64_t>((s * K::kv_tile_bytes + kk * 2048) >> 4);
+    }
   };
 
   float o_acc[D / 2];
@@ -235,12 +368,22 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   // serialises wgmma issued on a divergent path.
   auto issue_s = [&](int j) {
 #pragma unroll
-    for (int ks = 0; ks < KS; ++ks) wgmma_ss<T, BN, 0>(s_acc, desc_q(ks), desc_k(j % S, ks), ks > 0 ? 1 : 0);
+    for (int ks = 0; ks < KS; ++ks) {
+      if constexpr (FP8)
+        wgmma_ss_e4m3<BN>(s_acc, desc_q(ks), desc_k(j % S, ks), ks > 0 ? 1 : 0);
+      else
+        wgmma_ss<T, BN, 0>(s_acc, desc_q(ks), desc_k(j % S, ks), ks > 0 ? 1 : 0);
+    }
     wgmma_commit_group();
   };
   auto issue_pv = [&](int j) {
 #pragma unroll
-    for (int kk = 0; kk < PS; ++kk) wgmma_rs<T, D, 1>(o_acc, p_frag[kk], desc_v(j % S, kk), 1);
+    for (int kk = 0; kk < PS; ++kk) {
+      if constexpr (FP8)
+        wgmma_rs_e4m3<D>(o_acc, p_frag[kk], desc_v(j % S, kk), 1);
+      else
+        wgmma_rs<T, D, 1>(o_acc, p_frag[kk], desc_v(j % S, kk), 1);
+    }
     wgmma_commit_group();
   };
   auto fence_s = [&] {
@@ -285,27 +428,39 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
       const float m_scaled = (mx == neg_inf ? 0.f : mx) * sl2;
       alpha[h] = f2::fast_exp2(m_row[h] * sl2 - m_scaled);
       m_row[h] = mx;
+      const float bias = max_offset - m_scaled;
       float sum = 0.f;
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const float pe = f2::fast_exp2(fmaf(s_acc[4 * nt + 2 * h + e], sl2, -m_scaled));
+          const float pe = f2::fast_exp2(fmaf(s_acc[4 * nt + 2 * h + e], sl2, bias));
           s_acc[4 * nt + 2 * h + e] = pe;
           sum += pe;
         }
       l_row[h] = l_row[h] * alpha[h] + sum;  // per-thread partial; quad sum in the epilogue
     }
   };
-  // S accumulator fragment (n8 tiles 2kk, 2kk+1) -> A fragment of k-step kk.
+  // S accumulator fragment -> A fragment of P V step kk. 16-bit: n8 tiles
+  // 2kk, 2kk+1. fp8: n8 tiles 4kk..4kk+3; register r holds keys (2t, 2t+1,
+  // 8+2t, 9+2t) of one 16-key half (r / 2) and row (g, g+8 by r % 2), which
+  // V^T's key permutation puts at k = 16 (r / 2) + 4t..4t+3.
   auto convert_p = [&] {
 #pragma unroll
     for (int kk = 0; kk < PS; ++kk) {
-      const float* q4 = s_acc + 8 * kk;
-      p_frag[kk][0] = f2::pack2<T>(q4[0], q4[1]);
-      p_frag[kk][1] = f2::pack2<T>(q4[2], q4[3]);
-      p_frag[kk][2] = f2::pack2<T>(q4[4], q4[5]);
-      p_frag[kk][3] = f2::pack2<T>(q4[6], q4[7]);
+      if constexpr (FP8) {
+        const float* q = s_acc + 16 * kk;
+        p_frag[kk][0] = pack4_e4m3(q[0], q[1], q[4], q[5]);
+        p_frag[kk][1] = pack4_e4m3(q[2], q[3], q[6], q[7]);
+        p_frag[kk][2] = pack4_e4m3(q[8], q[9], q[12], q[13]);
+        p_frag[kk][3] = pack4_e4m3(q[10], q[11], q[14], q[15]);
+      } else {
+        const float* q4 = s_acc + 8 * kk;
+        p_frag[kk][0] = f2::pack2<T>(q4[0], q4[1]);
+        p_frag[kk][1] = f2::pack2<T>(q4[2], q4[3]);
+        p_frag[kk][2] = f2::pack2<T>(q4[4], q4[5]);
+        p_frag[kk][3] = f2::pack2<T>(q4[6], q4[7]);
+      }
     }
   };
 
@@ -324,9 +479,11 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
     release(empty_k, 0);
     softmax(0, alpha);
     convert_p();
+    std::uint64_t* const full_pv = FP8 ? full_vt : full_v;  // what P V reads: V^T for fp8
+    std::uint64_t* const empty_pv = FP8 ? empty_vt : empty_v;
     for (int j = 1; j < n_tiles; ++j) {
       wait_full(full_k, j);
-      wait_full(full_v, j - 1);
+      wait_full(full_pv, j - 1);
       named_barrier_sync(kTurnBarrier + cw, 256);
       wgmma_fence();
       issue_s(j);
@@ -338,17 +495,17 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
       softmax(j, alpha);
       wgmma_wait_group<0>();
       fence_o();
-      release(empty_v, j - 1);
+      release(empty_pv, j - 1);
 #pragma unroll
       for (int i = 0; i < D / 2; ++i) o_acc[i] *= alpha[(i / 2) % 2];
       convert_p();
     }
-    wait_full(full_v, n_tiles - 1);
+    wait_full(full_pv, n_tiles - 1);
     wgmma_fence();
     issue_pv(n_tiles - 1);
     wgmma_wait_group<0>();
     fence_o();
-    release(empty_v, n_tiles - 1);
+    release(empty_pv, n_tiles - 1);
   }
 
   // ---- epilogue: normalise, stage O in this warpgroup's Q rows, store ---------
@@ -359,19 +516,20 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
     l += __shfl_xor_sync(0xffffffffu, l, 1);
     l += __shfl_xor_sync(0xffffffffu, l, 2);
     l_row[h] = l;
-    inv_l[h] = l > 0.f ? 1.f / l : 0.f;  // no visible key: l = 0, O = 0
+    inv_l[h] = l > 0.f ? prm.descale_v / l : 0.f;  // no visible key: l = 0, O = 0
   }
-  // Same swizzled layout as Q: chunk c of row r at c ^ (r % 8), so the 8 rows
-  // x 4 threads of a warp's store hit 32 different banks.
+  // O in 16 bits in 64-column panels of 128-byte rows (Q's layout for 16-bit
+  // types, fp8's own staging tile): chunk c of row r at c ^ (r % 8), so the 8
+  // rows x 4 threads of a warp's store hit 32 different banks.
 #pragma unroll
   for (int dt = 0; dt < DT; ++dt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = row_local0 + 8 * h, col = dt * 8 + 2 * t;
-      const int panel = col / K::panel_cols, chunk = (col % K::panel_cols) / 8;
-      unsigned char* dst = sQ + panel * K::q_panel_bytes + r * 128 + ((chunk ^ (r % 8)) * 16) + (col % 8) * 2;
+      const int panel = col / 64, chunk = (col % 64) / 8;
+      unsigned char* dst = sO + panel * K::o_panel_bytes + r * 128 + ((chunk ^ (r % 8)) * 16) + (col % 8) * 2;
       *reinterpret_cast<std::uint32_t*>(dst) =
-          f2::pack2<T>(o_acc[4 * dt + 2 * h] * inv_l[h], o_acc[4 * dt + 2 * h + 1] * inv_l[h]);
+          f2::pack2<TO>(o_acc[4 * dt + 2 * h] * inv_l[h], o_acc[4 * dt + 2 * h + 1] * inv_l[h]);
     }
   named_barrier_sync(kEpilogueBarrier + cw, 128);
 
@@ -382,15 +540,17 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
     const int r = cw * K::wg_rows + rl;
     if (r >= tile_rows || r0 + r >= rows) continue;
     const int panel = c / 8, chunk = c % 8;
-    const uint4 v = *reinterpret_cast<const uint4*>(sQ + panel * K::q_panel_bytes + r * 128 + ((chunk ^ (r % 8)) * 16));
-    *reinterpret_cast<uint4*>(static_cast<T*>(prm.o) + flat_row(r0 + r) * D + c * 8) = v;
+    const uint4 v = *reinterpret_cast<const uint4*>(sO + panel * K::o_panel_bytes + r * 128 + ((chunk ^ (r % 8)) * 16));
+    *reinterpret_cast<uint4*>(static_cast<TO*>(prm.o) + flat_row(r0 + r) * D + c * 8) = v;
   }
   if (t == 0) {
+    // lse = ln sum exp(s * scale): P carried 2^max_offset, l with it.
+    const float scale = prm.scale * descale_qk, offset_ln = max_offset * 0.69314718f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = row_local0 + 8 * h;
       if (r < tile_rows && r0 + r < rows)
-        prm.lse[flat_row(r0 + r)] = l_row[h] > 0.f ? m_row[h] * prm.scale + logf(l_row[h]) : neg_inf;
+        prm.lse[flat_row(r0 + r)] = l_row[h] > 0.f ? m_row[h] * scale + logf(l_row[h]) - offset_ln : neg_inf;
     }
   }
 #endif

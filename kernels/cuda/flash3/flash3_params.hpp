@@ -29,18 +29,25 @@ enum class flash3_fault : int {
   wrong_phase,         // consumers wait on the K full barrier with the parity flipped
   missing_wait_group,  // softmax reads S before wgmma.wait_group retired its group
   missing_fence,       // no fence.proxy.async between zeroing Q's pad rows and wgmma reading them
+  // fp8 (flash3_fp8) only:
+  missing_v_transpose,    // the transposer warps skip the V -> V^T copy (still arrive): P V reads a stale V^T
+  unpermuted_v_transpose,  // V^T written in plain key order, not the order of P's A fragment
+  wrong_descale,          // K's descale folded as Q's (scale x dq x dq): every score off by dq / dk
 };
 
 struct alignas(128) flash3_params {
-  CUtensorMap tma_q, tma_k, tma_v;  // 4-D maps: Q (d, H, Nq, B), K/V (d, Nkv, Hkv, B), 128B swizzle
+  CUtensorMap tma_q, tma_k, tma_v;  // 4-D maps: Q (d, H, Nq, B), K/V (d, Nkv, Hkv, B), 128B (64B) swizzle
   problem p;                        // p.Br = tile_rows (packed rows per CTA), p.Bc = the key tile
-  void* o = nullptr;                // [B, H, Nq, d] in p.type
+  void* o = nullptr;                // [B, H, Nq, d] in output_dtype(p.type) (bf16 for e4m3)
   float* lse = nullptr;             // [B, H, Nq]
   int pack = 1;                     // query heads per CTA (1 or G = H / Hkv)
   int queries_per_tile = 0;         // floor(BM / pack)
   tile_walk walk = tile_walk::causal_bound;
   float scale = 0;       // 1 / sqrt(d)
   float scale_log2 = 0;  // scale * log2(e)
+  // e4m3: per-tensor scales of Q, K, V (value = code x scale, core/fp8.hpp),
+  // folded in the kernel: scores by descale_q * descale_k, O by descale_v.
+  float descale_q = 1, descale_k = 1, descale_v = 1;
   flash3_fault fault = flash3_fault::none;
 };
 

@@ -39,13 +39,13 @@ model_figures model_flash3_row(const problem& p);
 std::string flash3_unsupported_reason(const problem& p);
 
 // Encodes prm.tma_q / tma_k / tma_v for the tensors at q, k, v (p.type,
-// [B, H, Nq, d] and [B, Hkv, Nkv, d]) through the driver's
+// e4m3 as UINT8 codes; [B, H, Nq, d] and [B, Hkv, Nkv, d]) through the driver's
 // cuTensorMapEncodeTiled reached by cudaGetDriverEntryPointByVersion (nothing
 // links libcuda). Throws backend_error naming the map and the driver's code.
 void encode_flash3_maps(flash3_params& prm, const void* q, const void* k, const void* v);
 
-// Parameters of a launch for p (plan, scale; maps not yet encoded).
-flash3_params make_flash3_params(const problem& p);
+// Parameters of a launch for p (plan, scale, e4m3 descales; maps not yet encoded).
+flash3_params make_flash3_params(const problem& p, const input_scales& scales = {});
 
 std::unique_ptr<runner> make_flash3_runner(const problem& p, bool writes_lse);
 

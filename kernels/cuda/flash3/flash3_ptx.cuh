@@ -1,5 +1,6 @@
 // The one PTX seam of the flash3 kernels (sm_90a): mbarrier, TMA
-// (cp.async.bulk.tensor), wgmma, named barriers, elect.sync, setmaxnreg.
+// (cp.async.bulk.tensor), wgmma (16-bit and e4m3), the e4m3 conversion,
+// named barriers, elect.sync, setmaxnreg.
 // With ATTN_FLASH2_EMULATE (the host emulator, tests/emu) the same names and
 // signatures come from the emulator's twins (attn_emu_hopper_ptx.hpp, the
 // seam's contract); otherwise they are inline PTX here, and the wgmma forms
@@ -120,9 +121,17 @@ __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
 }
 
+// ---- fp8 conversion --------------------------------------------------------------
+// cvt.rn.satfinite.e4m3x2.f32 d, hi, lo: e4m3(hi) in bits 8-15, e4m3(lo) in 0-7.
+__device__ __forceinline__ std::uint16_t cvt_e4m3x2(float hi, float lo) {
+  std::uint16_t d;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+
 }  // namespace attnbench::cuda::f3
 
-#include "kernels/cuda/flash3/flash3_wgmma.cuh"  // wgmma_ss / wgmma_rs per N (generated)
+#include "kernels/cuda/flash3/flash3_wgmma.cuh"  // wgmma_ss / wgmma_rs / *_e4m3 per N (generated)
 
 #endif  // ATTN_FLASH2_EMULATE
 

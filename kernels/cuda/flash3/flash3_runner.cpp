@@ -1,6 +1,6 @@
-// The runner of the flash3 row: the plan and the tensor maps (encoded once,
-// for the runner's own device buffers), then one flash3_fwd_kernel launch per
-// run. Host C++.
+// The runner of the flash3 and flash3_fp8 rows: the plan and the tensor maps
+// (encoded once, for the runner's own device buffers), the e4m3 descales of
+// the inputs, then one flash3_fwd_kernel launch per run. Host C++.
 #include <fmt/format.h>
 
 #include <memory>
@@ -22,6 +22,14 @@ class flash3_runner final : public device_runner {
     prm_ = make_flash3_params(p);
   }
 
+  void set_inputs(const host_inputs& in) override {
+    device_runner::set_inputs(in);  // e4m3: the codes x scale of in.q/k/v as codes
+    scales_ = in.scales;
+    prm_.descale_q = scales_.q;
+    prm_.descale_k = scales_.k;
+    prm_.descale_v = scales_.v;
+  }
+
   void run() override {
     if (encoded_for_ != q_.get()) {  // the buffers are the runner's own: encode once
       encode_flash3_maps(prm_, q_.get(), k_.get(), v_.get());
@@ -35,6 +43,7 @@ class flash3_runner final : public device_runner {
  private:
   const flash3_config* cfg_ = nullptr;
   flash3_params prm_;
+  input_scales scales_;
   const void* encoded_for_ = nullptr;
 };
 
