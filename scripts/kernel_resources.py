@@ -21,7 +21,8 @@ Subcommands:
                          which cuobjdump -sass runs (nvidia-cuda-nvdisasm, same
                          folder, or $NVDISASM).
   check-hopper           every kernel matching --require (default: `flash3`) built for sm_90a
-                         must hold HGMMA (wgmma), UTMALDG (TMA loads) and USETMAXREG in its
+                         must hold HGMMA (wgmma; QGMMA ...E4M3.E4M3 for the e4m3 kernels of
+                         flash3_fp8), UTMALDG (TMA loads) and USETMAXREG in its
                          SASS, 0 spills, launch registers x threads <= 64K, and setmaxnreg
                          budgets (producer dec, consumer inc) that fit the 64K register file
                          for one producer and --consumer-wgs consumer warpgroups, and no
@@ -312,6 +313,14 @@ REGISTER_FILE = 65536  # 32-bit registers per SM (and per CTA at most) on sm_90
 
 
 
+def gmma_form(e: dict) -> tuple[str, str]:
+    """(name, regex) of the wgmma a flash3 kernel must hold in sm_90a SASS: e4m3 x e4m3
+    wgmma is QGMMA.64xNx32.F32.E4M3.E4M3 (flash3_fp8), 16-bit wgmma HGMMA."""
+    if "e4m3" in e.get("kernel", ""):
+        return "QGMMA E4M3", r"\bQGMMA\.\S*\.E4M3\.E4M3\b"
+    return "HGMMA", r"\bHGMMA\b"
+
+
 def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs: int,
                     ptxas_report: str = "") -> list[str]:
     """What is wrong with one sm_90a kernel entry (empty: nothing). ptxas_report: the
@@ -319,7 +328,9 @@ def hopper_problems(e: dict, sass: list[str] | None, threads: int, consumer_wgs:
     if sass is None:
         return ["no SASS"]
     text = "\n".join(sass)
-    bad = [f"no {op} in SASS" for op in ("HGMMA", "UTMALDG", "USETMAXREG") if not re.search(rf"\b{op}\b", text)]
+    gmma, gmma_re = gmma_form(e)
+    bad = [f"no {gmma} in SASS"] if not re.search(gmma_re, text) else []
+    bad += [f"no {op} in SASS" for op in ("UTMALDG", "USETMAXREG") if not re.search(rf"\b{op}\b", text)]
     if "wgmma.mma_async instructions are serialized" in ptxas_report:
         bad.append("ptxas serialised wgmma (C7520: a wait or branch inside a fence..commit stretch)")
     if e["spill_store_bytes"] or e["spill_load_bytes"]:
@@ -370,7 +381,7 @@ def cmd_check_hopper(args: argparse.Namespace) -> int:
         if bad:
             failed += 1
             print(f"FAIL: {e['kernel']} [{e['arch']}]: {'; '.join(bad)}", file=sys.stderr)
-    print(f"\n{len(targets) - failed}/{len(targets)} {args.arch} kernels pass (HGMMA, UTMALDG, setmaxnreg, 0 spills)")
+    print(f"\n{len(targets) - failed}/{len(targets)} {args.arch} kernels pass (HGMMA / QGMMA E4M3, UTMALDG, setmaxnreg, 0 spills)")
     return 1 if failed else 0
 
 

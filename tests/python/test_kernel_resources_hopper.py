@@ -1,6 +1,6 @@
 """scripts/kernel_resources.py check-hopper's rule (static.sass_hopper) on
 synthetic SASS: a flash3-like kernel passes, and each defect it must catch --
-no HGMMA, no UTMALDG, no setmaxnreg, spills, wgmma serialised by ptxas, a launch or setmaxnreg budget over
+no HGMMA (no QGMMA ...E4M3.E4M3 in an e4m3 kernel), no UTMALDG, no setmaxnreg, spills, wgmma serialised by ptxas, a launch or setmaxnreg budget over
 the 64K register file -- fails it (the negative controls of the rule; the
 ctest static.sass_hopper_control runs it on real SASS without HGMMA)."""
 from __future__ import annotations
@@ -56,3 +56,22 @@ def test_serialised_wgmma_fails():
 
 def test_no_sass_fails():
     assert problems(None) == ["no SASS"]
+
+
+FP8 = [line.replace("HGMMA.64x128x16.F32.BF16", "QGMMA.64x128x32.F32.E4M3.E4M3") for line in GOOD]
+FP8_KERNEL = "void attnbench::cuda::flash3_fwd_kernel<attnbench::cuda::flash3_traits<128, 128, 3, attnbench::cuda::f3::e4m3> >"
+
+
+def test_fp8_kernel_with_e4m3_qgmma_passes():
+    assert problems(FP8, kernel=FP8_KERNEL) == []
+
+
+def test_fp8_kernel_without_the_e4m3_form_fails():
+    # 16-bit wgmma (HGMMA) or another 8-bit form in an e4m3 kernel is not the fp8 path
+    assert any("QGMMA E4M3" in b for b in problems(GOOD, kernel=FP8_KERNEL))
+    e5m2 = [line.replace("E4M3.E4M3", "E5M2.E5M2") for line in FP8]
+    assert any("QGMMA E4M3" in b for b in problems(e5m2, kernel=FP8_KERNEL))
+
+
+def test_16bit_kernel_with_only_qgmma_fails():
+    assert any("no HGMMA" in b for b in problems(FP8))
