@@ -44,6 +44,13 @@ class Entry:
     bytes_min: Optional[float] = None
     rel_err: Optional[float] = None
     err_ok: Optional[bool] = None
+    tolerance: Optional[float] = None  # the dtype's sweep tolerance that err_ok gates rel_err with
+    # FP8 (issue 16). rel_err is against the fp64 reference on the inputs the kernel saw (quantised
+    # for e4m3); e2e_rel_err against the fp64 reference on the unrounded fp32 inputs. None when the
+    # file does not record them (older files) or holds null.
+    e2e_rel_err: Optional[float] = None
+    out_dtype: Optional[str] = None  # dtype of O (bf16 for e4m3 entries)
+    input_scales: Optional[tuple[float, float, float]] = None  # per-tensor e4m3 scales (q, k, v)
     dram_bytes_measured: Optional[float] = None
     l2_bytes_measured: Optional[float] = None
     kernel_time_ncu: Optional[float] = None
@@ -229,7 +236,7 @@ class Dataset:
         return f"{self.device} · {dtype} · commit {self.commit}"
 
 
-DTYPE_ORDER = ("fp32", "tf32", "fp16", "bf16")
+DTYPE_ORDER = ("fp32", "tf32", "fp16", "bf16", "e4m3")
 
 
 def dtype_order(d: str) -> tuple[int, str]:

@@ -71,8 +71,24 @@ def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
             kw[k] = v
     kw["rel_err"] = c.number("rel_err", required=False, nonneg=True, nullable=True)
     kw["err_ok"] = c.boolean("err_ok")
+    kw["tolerance"] = c.number("tolerance", required=False, nonneg=True, nullable=True)
+    kw["e2e_rel_err"] = c.number("e2e_rel_err", required=False, nonneg=True, nullable=True)
+    kw["out_dtype"] = c.string("out_dtype", required=False) if obj.get("out_dtype") is not None else None
+    kw["input_scales"] = _input_scales(c, obj.get("input_scales"))
     return Entry(run=run, group=group, error_message=msg if isinstance(msg, str) else "",
                  **s, **ints, **kw, **kw_peer)
+
+
+def _input_scales(c: _Checker, obj: Any) -> Optional[tuple[float, float, float]]:
+    """The per-tensor e4m3 scales {"q", "k", "v"} (e4m3 entries only); None when absent or null."""
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise c.fail("input_scales", f"expected an object with q, k, v, got {_describe(obj)}")
+    sc = _Checker(c.file, c._path("input_scales"), obj)
+    q, k, v = (sc.number(t, positive=True) for t in ("q", "k", "v"))
+    assert q is not None and k is not None and v is not None
+    return (q, k, v)
 
 
 def _ceiling_set(file: str, where: str, obj: Any) -> CeilingSet:
