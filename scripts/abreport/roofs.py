@@ -17,7 +17,7 @@ class RoofPosition:
     pct_of_roof: Optional[float]  # achieved / attainable * 100
     ridge: Optional[float]  # FLOP/byte
     bound: str  # "memory" | "compute" | "n/a (...)"
-    ceilings: str  # "measured" | "theoretical" | "none"
+    ceilings: str  # "measured" | "theoretical" | "none" | "measured bandwidth and theoretical <dtype> peak"
 
 
 def attainable(bw_gbps: Optional[float], peak_tflops: Optional[float], intensity: float) -> Optional[float]:
@@ -35,11 +35,15 @@ def position(e: Entry, ceilings: Ceilings) -> RoofPosition:
     src = "measured" if e.measured_intensity is not None else "modeled"
     cs, kind = ceilings.primary(e.dtype)
     peak, bw = cs.peak(e.dtype), cs.bandwidth_gbps
+    if peak is None and kind == "measured" and ceilings.theoretical.peak(e.dtype) is not None:
+        # No GEMM of this dtype was measured (e4m3 on GPUs): the datasheet peak still caps the roof.
+        peak = ceilings.theoretical.peak(e.dtype)
+        kind = f"measured bandwidth and theoretical {e.dtype} peak"
     if peak is None and bw is None:
         return RoofPosition(intensity, src, None, None, None, "n/a (no ceilings)", "none")
     att = attainable(bw, peak, intensity)
     pct = 100.0 * e.tflops / att if att else None
-    ridge = cs.ridge(e.dtype)
+    ridge = peak * 1e3 / bw if peak is not None and bw else None
     if ridge is not None:
         bound = "memory" if intensity < ridge else "compute"
     elif peak is None:
