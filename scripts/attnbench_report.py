@@ -2,7 +2,7 @@
 """attnbench_report: charts, Markdown reports and run comparison from attnbench JSON.
 
   attnbench_report.py report results/<device>/<run>.json --out build/report
-  attnbench_report.py roofline|speedup|tiles|gqa|decode|model-vs-measured RUN... --out DIR
+  attnbench_report.py roofline|speedup|tiles|gqa|decode|model-vs-measured|fp8 RUN... --out DIR
   attnbench_report.py compare A.json B.json [--threshold 0.05] [--spread-k 3]
   attnbench_report.py validate RUN...
 

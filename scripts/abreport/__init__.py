@@ -4,6 +4,7 @@ Modules: load (read + validate; check holds the field checks), data (typed runs
 and entries), variants (the harness's registry rows, context.variants: baselines
 and greys come from them, never from names), roofs (ceilings, ridge point, bound),
 style (colours, markers, saving), one module per chart (roofline, speedup, tiles,
-gqa_decode, model_vs_measured), report (Markdown page), compare (two runs, CI exit
+gqa_decode, model_vs_measured, density, fp8_chart), fp8 (the FP8-beside-BF16 pairs
+and tables, issue 16), text (number and Markdown formatting), report (Markdown page), compare (two runs, CI exit
 status), cli (subcommands).
 """

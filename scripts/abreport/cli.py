@@ -22,7 +22,7 @@ PROG = "attnbench_report"
 
 def _charts(name: str) -> Callable[[Dataset, argparse.Namespace], "Built"]:
     def build(ds: Dataset, args: argparse.Namespace) -> "Built":
-        from . import gqa_decode, model_vs_measured, roofline, speedup, tiles
+        from . import fp8_chart, gqa_decode, model_vs_measured, roofline, speedup, tiles
         table: dict[str, Callable[[], "Built"]] = {
             "roofline": lambda: roofline.build(ds),
             "speedup": lambda: speedup.build(ds, args.baseline),
@@ -30,6 +30,7 @@ def _charts(name: str) -> Callable[[Dataset, argparse.Namespace], "Built"]:
             "gqa": lambda: gqa_decode.build_gqa(ds),
             "decode": lambda: gqa_decode.build_decode(ds),
             "model-vs-measured": lambda: model_vs_measured.build(ds),
+            "fp8": lambda: fp8_chart.build(ds),
         }
         return table[name]()
     return build
@@ -42,6 +43,7 @@ CHART_HELP = {
     "gqa": "time and bytes vs KV heads Hkv at fixed H",
     "decode": "decode (Nq <= 16) GB/s vs Nkv with the copy-bandwidth ceiling",
     "model-vs-measured": "measured (Nsight Compute) / modeled DRAM bytes per variant",
+    "fp8": "fp8 (e4m3) rows beside their bf16 partners: TFLOP/s vs sequence length with the e4m3 peak",
 }
 
 

@@ -7,10 +7,11 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import density, gqa_decode, model_vs_measured, roofline, speedup, tiles
+from . import density, fp8, fp8_chart, gqa_decode, model_vs_measured, roofline, speedup, tiles
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import position
+from .text import fmt, md_escape, pct  # noqa: F401 (report.fmt, report.pct: used by tests)
 from .variants import BACKENDS
 
 
@@ -27,6 +28,8 @@ CAPTIONS = {
               "(above the line: the KV cache fits in a cache level).",
     "density": "Block-sparse masks: useful TFLOP/s and time of dense flash2 / time against the fraction of "
                "visible pairs; the dotted 1/density is the speedup of skipping every invisible pair at equal speed.",
+    "fp8_vs_bf16": "Each fp8 row (solid) beside its bf16 partner (dashed) in the same run; the horizontal lines "
+                   "are the device's e4m3 and bf16 peaks (measured solid, theoretical dashed).",
     "model_vs_measured": "1.0 = the byte model is exact; above, the kernel moves more bytes than modeled; "
                          "below, caches absorb reuse the model counts as DRAM traffic.",
 }
@@ -48,27 +51,8 @@ def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
     out.extend(gqa_decode.build_decode(ds))
     out.extend(model_vs_measured.build(ds))
     out.extend(density.build(ds))
+    out.extend(fp8_chart.build(ds))
     return out
-
-
-def fmt(x: Optional[float], digits: int = 3) -> str:
-    if x is None:
-        return "—"
-    if x == 0:
-        return "0"
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.{digits}g}"
-
-
-def pct(x: Optional[float]) -> str:
-    if x is None:
-        return "—"
-    return f"{x:.0f}%" if x >= 10 else f"{x:.2g}%"
-
-
-def md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
 
 
 def shape_text(e: Entry) -> str:
@@ -325,6 +309,7 @@ def render(ds: Dataset, built: Built, out_dir: str) -> str:
         lines += ["", "### Where each variant stands", ""] + verdicts
     lines += ["", "## Versus libraries", ""] + _versus_table(ds)
     lines += _accuracy(ds)
+    lines += fp8.section(ds)
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:

@@ -17,7 +17,7 @@ import os
 import random
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-DT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+DT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "e4m3": 1}
 
 
 def visible_pairs(nq: int, nkv: int, mask: str) -> int:
