@@ -64,6 +64,14 @@ inline float __expf(float x) { return expf(x); }
 inline float __logf(float x) { return logf(x); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float __saturatef(float x) { return x < 0.f ? 0.f : (x > 1.f ? 1.f : x); }
+// prmt.b32's default mode as CUDA's __byte_perm documents it (libdevice __nv_byte_perm): result byte n =
+// byte (s >> 4n) & 7 of {x bytes 0-3, y bytes 4-7}; bit 3 of each selector and s's upper 16 bits unused.
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
+  const std::uint64_t in = (static_cast<std::uint64_t>(y) << 32) | x;
+  unsigned int r = 0;
+  for (int n = 0; n < 4; ++n) r |= static_cast<unsigned int>((in >> (8 * ((s >> (4 * n)) & 7u))) & 0xFFu) << (8 * n);
+  return r;
+}
 
 // ---- runtime API -------------------------------------------------------------
 enum cudaError_t {
