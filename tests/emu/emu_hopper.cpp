@@ -12,15 +12,18 @@
 //    complete_tx on their mbarrier.
 //  * wgmma: warpgroup collectives; mma_async records the operation, the
 //    multiplies run when the wait_group that retires its group completes
-//    (descriptors decoded by emu_hopper_layout.hpp). Checks: a missing
+//    (descriptors decoded by emu_hopper_layout.hpp); f16/bf16 m64nNk16 and
+//    e4m3 m64nNk32 (the e4m3 codec of the <cuda_fp8.h> stand-in, which also
+//    serves cvt.rn.satfinite.e4m3x2). Checks: a missing
 //    wgmma.fence, an async-proxy read of generic writes with no
 //    fence.proxy.async since (a shadow of the dynamic shared memory as the
 //    async proxy last saw it), a descriptor swizzle other than the one TMA
 //    wrote the bytes with, operands outside the launch's dynamic shared
-//    memory, groups outstanding at exit.
+//    memory, groups outstanding at exit, a transposed 8-bit operand.
 //  * named barriers, elect.sync, setmaxnreg (uniform, range, multiple of 8,
 //    the CTA's 64K registers; an inc waits until decs free enough).
 #include <cuda.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -162,9 +165,11 @@ struct tma_copy {
   std::uint64_t* bar;
   unsigned tid;
 };
+using attnbench::cuda::f3::wgmma_elem;
 struct wgmma_op {
   int n = 0, trans_b = 0, scale_d = 1;
-  bool bf16 = true, rs = false;
+  wgmma_elem type = wgmma_elem::bf16;
+  bool rs = false;
   std::uint64_t desc_a = 0, desc_b = 0;
   float* d[128] = {};
   std::uint32_t a[128][4] = {};
@@ -261,24 +266,35 @@ void perform(const tma_copy& c) {
 }
 
 // ---- wgmma execution -------------------------------------------------------------------
-float elem(std::uint16_t u, bool bf16) { return bf16 ? emu_bf16_bits_to_float(u) : emu_half_bits_to_float(u); }
+// K of one instruction and element bytes: m64nNk16 for f16/bf16, m64nNk32 for the 8-bit types.
+int k_of(wgmma_elem t) { return t == wgmma_elem::e4m3 ? 32 : 16; }
+int bytes_of(wgmma_elem t) { return t == wgmma_elem::e4m3 ? 1 : 2; }
+const char* name_of(wgmma_elem t) { return t == wgmma_elem::e4m3 ? ".e4m3" : t == wgmma_elem::bf16 ? ".bf16" : ".f16"; }
+// The element at p (little-endian, bytes_of(t) bytes) as a float: exact for every type.
+float elem(const unsigned char* p, wgmma_elem t) {
+  if (t == wgmma_elem::e4m3) return emu_e4m3_bits_to_float(*p);
+  std::uint16_t u;
+  std::memcpy(&u, p, 2);
+  return t == wgmma_elem::bf16 ? emu_bf16_bits_to_float(u) : emu_half_bits_to_float(u);
+}
 
 // Element (mn, k) of a shared-memory operand, with the async-proxy checks.
-bool load_operand(const hopper::smem_desc& d, bool k_major, int rows, std::vector<float>& out, bool bf16,
+bool load_operand(const hopper::smem_desc& d, bool k_major, int rows, std::vector<float>& out, wgmma_elem type,
                   const char* name) {
   const unsigned char* smem = dynamic_smem_begin();
   const int want_bits = hopper::swizzle_bits(d.swizzle);
-  out.assign(static_cast<std::size_t>(rows) * 16, 0.f);
+  const int K = k_of(type), eb = bytes_of(type);
+  out.assign(static_cast<std::size_t>(rows) * K, 0.f);
   for (int mn = 0; mn < rows; ++mn)
-    for (int k = 0; k < 16; ++k) {
-      const std::uint32_t a = hopper::operand_address(d, k_major, mn, k);
-      if (a + 2 > g_view_bytes) {
+    for (int k = 0; k < K; ++k) {
+      const std::uint32_t a = hopper::operand_address(d, k_major, mn, k, eb);
+      if (a + eb > g_view_bytes) {
         fail(std::string("wgmma.mma_async operand ") + name + " element (" + std::to_string(mn) + "," +
              std::to_string(k) + ") at shared " + hex(a) + " outside the launch's " + std::to_string(g_view_bytes) +
              " bytes of dynamic shared memory");
         return false;
       }
-      if (!g_reported_proxy && std::memcmp(smem + a, &g_async_view[a], 2) != 0) {
+      if (!g_reported_proxy && std::memcmp(smem + a, &g_async_view[a], eb) != 0) {
         g_reported_proxy = true;
         fail(std::string("wgmma.mma_async (async proxy) reads operand ") + name + " at shared " + hex(a) +
              ", written by generic stores with no fence.proxy.async since");
@@ -290,32 +306,40 @@ bool load_operand(const hopper::smem_desc& d, bool k_major, int rows, std::vecto
         fail(std::string("wgmma.mma_async operand ") + name + " descriptor swizzle " + names[want_bits] +
              " reads shared " + hex(a) + ", which TMA wrote with swizzle " + names[tag - 1]);
       }
-      std::uint16_t u;
-      std::memcpy(&u, smem + a, 2);
-      out[static_cast<std::size_t>(mn) * 16 + k] = elem(u, bf16);
+      out[static_cast<std::size_t>(mn) * K + k] = elem(smem + a, type);
     }
   return true;
 }
 
+// D = A B (+ D): A 64 x K, B N x K (K-major: B[n][k]), D in the accumulator
+// fragment. Products are exact in fp32 for every type here; they are summed
+// in fp32 in k order. For e4m3 that is more precise than Hopper is reported
+// to be (DeepSeek-V3, arXiv 2412.19437, 3.3.2: fewer accumulator bits); the
+// ISA names no precision, so the twin keeps fp32.
 void execute(const wgmma_op& op) {
-  std::vector<float> A(64 * 16), B;
+  const int K = k_of(op.type);
+  std::vector<float> A(static_cast<std::size_t>(64) * K), B;
   if (op.rs) {
+    // The A register fragment (PTX ISA "Register Fragments": m64nNk16 for
+    // 16-bit types, two per register; m64nNk32 for 8-bit ones, four per register).
+    const int per_reg = 4 / bytes_of(op.type), bits = 8 * bytes_of(op.type);
     for (int t = 0; t < 128; ++t)
-      for (int i = 0; i < 8; ++i) {
-        const hopper::coord c = hopper::a_fragment(t, i);
-        A[static_cast<std::size_t>(c.row) * 16 + c.col] =
-            elem(static_cast<std::uint16_t>(op.a[t][i / 2] >> (16 * (i % 2))), op.bf16);
+      for (int i = 0; i < 4 * per_reg; ++i) {
+        const hopper::coord c = K == 32 ? hopper::a_fragment_8bit(t, i) : hopper::a_fragment(t, i);
+        const std::uint32_t v = op.a[t][i / per_reg] >> (bits * (i % per_reg));
+        unsigned char b[2] = {static_cast<unsigned char>(v), static_cast<unsigned char>(v >> 8)};
+        A[static_cast<std::size_t>(c.row) * K + c.col] = elem(b, op.type);
       }
-  } else if (!load_operand(hopper::decode_desc(op.desc_a), true, 64, A, op.bf16, "A")) {
+  } else if (!load_operand(hopper::decode_desc(op.desc_a), true, 64, A, op.type, "A")) {
     return;
   }
-  if (!load_operand(hopper::decode_desc(op.desc_b), op.trans_b == 0, op.n, B, op.bf16, "B")) return;
+  if (!load_operand(hopper::decode_desc(op.desc_b), op.trans_b == 0, op.n, B, op.type, "B")) return;
   for (int t = 0; t < 128; ++t)
     for (int i = 0; i < op.n / 2; ++i) {
       const hopper::coord c = hopper::d_fragment(t, i);
       float acc = op.scale_d ? op.d[t][i] : 0.f;
-      for (int k = 0; k < 16; ++k)
-        acc += A[static_cast<std::size_t>(c.row) * 16 + k] * B[static_cast<std::size_t>(c.col) * 16 + k];
+      for (int k = 0; k < K; ++k)
+        acc += A[static_cast<std::size_t>(c.row) * K + k] * B[static_cast<std::size_t>(c.col) * K + k];
       op.d[t][i] = acc;
     }
 }
@@ -508,13 +532,13 @@ struct mma_slot {
   float* d;
   std::uint32_t a[4];
   std::uint64_t desc_a, desc_b;
-  std::int32_t n, trans_b, scale_d, flags;  // flags: 1 bf16, 2 rs
+  std::int32_t n, trans_b, scale_d, flags;  // flags: bits 0-7 the wgmma_elem, 0x100 rs
 };
 static_assert(sizeof(mma_slot) <= 64);
 }  // namespace
 
 void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_a, std::uint64_t desc_b, int trans_b,
-               bool bf16, int scale_d) {
+               wgmma_elem type, int scale_d) {
   mma_slot mine{};
   mine.d = d;
   if (a_regs) std::memcpy(mine.a, a_regs, sizeof mine.a);  // registers are read at issue
@@ -523,7 +547,7 @@ void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_
   mine.n = n;
   mine.trans_b = trans_b;
   mine.scale_d = scale_d;
-  mine.flags = (bf16 ? 1 : 0) | (a_regs ? 2 : 0);
+  mine.flags = (static_cast<int>(type) & 0xFF) | (a_regs ? 0x100 : 0);
   warpgroup_exchange(
       wg_mma, &mine, sizeof mine,
       [](void*, const unsigned char* slots) {
@@ -539,6 +563,17 @@ void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_
                         " of the warpgroup: descriptors, shape or flags other than thread 0's)");
         }
         if (s0.n < 8 || s0.n > 256 || s0.n % 8) return fail("wgmma.mma_async with N = " + std::to_string(s0.n));
+        const auto type = static_cast<wgmma_elem>(s0.flags & 0xFF);
+        if (type != wgmma_elem::f16 && type != wgmma_elem::bf16 && type != wgmma_elem::e4m3)
+          return fail("wgmma.mma_async with element type " + std::to_string(s0.flags & 0xFF));
+        if (s0.trans_b != 0 && s0.trans_b != 1)
+          return fail("wgmma.mma_async with imm-trans-b = " + std::to_string(s0.trans_b) + " (0 or 1)");
+        // PTX ISA, wgmma.mma_async: "The transpose operation is only supported for the .f16/.bf16
+        // types"; the 8-bit forms have no imm-trans operands, both operands K-major.
+        if (type == wgmma_elem::e4m3 && s0.trans_b)
+          return fail(std::string("wgmma.mma_async") + name_of(type) +
+                      " with B MN-major (imm-trans-b = 1): only .f16/.bf16 operands may be transposed; "
+                      "8-bit A and B must be K-major in shared memory");
         if (!w.fenced)
           fail("wgmma.mma_async without a wgmma.fence since the warpgroup's previous wgmma.wait_group (warpgroup " +
                std::to_string(current_tid() / 128) + ")");
@@ -547,8 +582,8 @@ void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_
         op.n = s0.n;
         op.trans_b = s0.trans_b;
         op.scale_d = s0.scale_d;
-        op.bf16 = s0.flags & 1;
-        op.rs = s0.flags & 2;
+        op.type = type;
+        op.rs = s0.flags & 0x100;
         op.desc_a = s0.desc_a;
         op.desc_b = s0.desc_b;
         for (int t = 0; t < 128; ++t) {
@@ -590,6 +625,11 @@ void wgmma_wait_group_n(int n) {
         w.fenced = false;
       },
       nullptr);
+}
+
+// ---- cvt.rn.satfinite.e4m3x2.f32 d, hi, lo: hi in bits 8-15 (PTX ISA "cvt": d[15:8] = convert(a)) ---------
+std::uint16_t cvt_e4m3x2(float hi, float lo) {
+  return static_cast<std::uint16_t>((emu_float_to_e4m3_bits(hi) << 8) | emu_float_to_e4m3_bits(lo));
 }
 
 // ---- named barriers, elect, setmaxnreg ----------------------------------------------------------

@@ -2,8 +2,9 @@
 // layout oracle (hopper_oracle_test.cpp, against CuTe) calls exactly the code
 // the twins use. Written from the PTX ISA: "Matrix Descriptor Format" and
 // "Shared Memory Matrix Layout" of wgmma.mma_async (canonical layouts in
-// units of 16-byte chunks, T = 8 sixteen-bit elements per chunk), "Register
-// Fragments" for m64nNk16, and the tensor-map swizzle modes of
+// units of 16-byte chunks, T = 128 / element bits per chunk: 8 sixteen-bit
+// or 16 eight-bit elements), "Register Fragments" for m64nNk16 and (A of
+// 8-bit types) m64nNk32, and the tensor-map swizzle modes of
 // cp.async.bulk.tensor (16-byte chunks XOR-ed within 32/64/128-byte rows).
 //
 // Swizzles act on shared-window ADDRESSES (bits 4.. of the address XOR bits
@@ -63,22 +64,26 @@ inline std::uint32_t swizzle_address(std::uint32_t addr, int bits, std::uint32_t
   return addr ^ (row << 4);
 }
 
-// Shared address of element (mn, k) of a 16-bit operand (A: mn = m < 64;
-// B: mn = n < N; k < 16) described by d, K-major or MN-major. Canonical
-// layouts (PTX ISA, in 16-byte chunks; r < 8 rows of a core matrix / swizzle
-// atom, W = swizzle_chunks):
-//   K-major,  none:      mn = 8g + r, k = 8c + e:  r*16 + g*SBO + c*LBO + 2e
-//   K-major,  swizzled:  r*16W + g*SBO + c*16 + 2e                (LBO unused)
+// Shared address of element (mn, k) of an operand (A: mn = m < 64; B: mn =
+// n < N; k < 16 for 16-bit elements, k < 32 for 8-bit ones) described by d,
+// K-major or MN-major, elements of `bytes` bytes (T = 16 / bytes of them per
+// 16-byte chunk). Canonical layouts (PTX ISA, in 16-byte chunks; r < 8 rows
+// of a core matrix / swizzle atom, W = swizzle_chunks):
+//   K-major,  none:      mn = 8g + r, k = Tc + e:  r*16 + g*SBO + c*LBO + bytes*e
+//   K-major,  swizzled:  r*16W + g*SBO + c*16 + bytes*e            (LBO unused)
 //   MN-major, none:      mn = 8g + e, k = 8c + r:  2e + g*SBO + r*16 + c*LBO
 //   MN-major, swizzled:  mn = 8(Wg + w) + e:       2e + w*16 + g*LBO + r*16W + c*SBO
-// then the swizzle of the address.
-inline std::uint32_t operand_address(const smem_desc& d, bool k_major, int mn, int k) {
+// then the swizzle of the address. MN-major is 16-bit only: the ISA's
+// transpose (imm-trans-a/b) exists for .f16/.bf16 alone, so 8-bit operands
+// are always K-major (the twin rejects anything else before calling this).
+inline std::uint32_t operand_address(const smem_desc& d, bool k_major, int mn, int k, int bytes = 2) {
   const int W = swizzle_chunks(d.swizzle);
   std::uint32_t off;
   if (k_major) {
-    const std::uint32_t g = mn / 8, r = mn % 8, c = k / 8, e = k % 8;
-    off = d.swizzle == desc_swizzle::none ? r * 16 + g * d.sbo + c * d.lbo + 2 * e
-                                          : r * 16 * W + g * d.sbo + c * 16 + 2 * e;
+    const std::uint32_t T = 16 / bytes, eb = bytes;
+    const std::uint32_t g = mn / 8, r = mn % 8, c = k / T, e = k % T;
+    off = d.swizzle == desc_swizzle::none ? r * 16 + g * d.sbo + c * d.lbo + eb * e
+                                          : r * 16 * W + g * d.sbo + c * 16 + eb * e;
   } else {
     const std::uint32_t c = k / 8, r = k % 8, e = mn % 8;
     if (d.swizzle == desc_swizzle::none) {
@@ -91,7 +96,7 @@ inline std::uint32_t operand_address(const smem_desc& d, bool k_major, int mn, i
   return swizzle_address(d.start + off, swizzle_bits(d.swizzle), d.base_offset);
 }
 
-// ---- register fragments of wgmma m64nNk16 (t = thread in the warpgroup) -----
+// ---- register fragments of wgmma m64nNk16 / m64nNk32 (t = thread in the warpgroup)
 struct coord {
   int row, col;
 };
@@ -104,6 +109,14 @@ inline coord d_fragment(int t, int i) {
 inline coord a_fragment(int t, int i) {
   const int warp = t / 32, lane = t % 32;
   return {16 * warp + lane / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (lane % 4) + (i % 2)};
+}
+// A (8-bit: .e4m3/.e5m2/.s8/.u8 of m64nNk32) in registers: 16 elements
+// a0..a15, register j holding a_4j..a_4j+3 from its low byte up. Per warp (16
+// rows): a0..a3 are 4 consecutive k of row lane/4, a4..a7 the same k 8 rows
+// below, a8..a15 the same at k + 16. In bytes this is the 16-bit fragment.
+inline coord a_fragment_8bit(int t, int i) {
+  const int warp = t / 32, lane = t % 32;
+  return {16 * warp + lane / 4 + 8 * ((i / 4) % 2), 16 * (i / 8) + 4 * (lane % 4) + (i % 4)};
 }
 
 // ---- TMA (cp.async.bulk.tensor) box swizzle ------------------------------------

@@ -5,6 +5,11 @@
 //    and MN-major (trans_b), scale_d 0 and 1, N = 64 and 128, against a
 //    scalar GEMM; operands loaded by TMA with the same swizzle, and once
 //    written by generic stores (+ fence.proxy.async) from the ISA's formula;
+//  * wgmma .e4m3 (m64nNk32) SS and RS for every swizzle, N = 64, 128, 256,
+//    scale_d 0 and 1, a NaN code, against a host matmul decoding with the
+//    harness's codec; cvt.rn.satfinite.e4m3x2 edge cases; the emulator's e4m3
+//    codec (<cuda_fp8.h> stand-in) against core/fp8.hpp and against the
+//    rounding by definition; __byte_perm;
 //  * TMA 2D/3D/4D boxes with out-of-bounds zero fill (and an element stride) for each swizzle,
 //    checked byte for byte against the swizzle written out here;
 //  * an mbarrier producer/consumer ring over several phases, named barriers,
@@ -15,12 +20,15 @@
 // that header against CuTe.
 #include <cuda.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -28,6 +36,7 @@
 #include <vector>
 
 #include "core/cuda/launch.cuh"
+#include "core/fp8.hpp"
 #include "tests/emu/emu_control.hpp"
 #include "tests/emu/include/attn_emu_hopper_ptx.hpp"
 
@@ -64,16 +73,21 @@ std::pair<std::string, std::string> run_captured(F f) {
   return {e, log};
 }
 
+void encode_into(CUtensorMap* m, CUtensorMapDataType type, int rank, const void* base, std::vector<cuuint64_t> dims,
+                 std::vector<cuuint64_t> strides, std::vector<cuuint32_t> box, int swizzle,
+                 std::vector<cuuint32_t> es = {}) {
+  es.resize(rank, 1);
+  const CUresult r =
+      cuTensorMapEncodeTiled(m, type, rank, const_cast<void*>(base), dims.data(), strides.data(), box.data(), es.data(),
+                             CU_TENSOR_MAP_INTERLEAVE_NONE, static_cast<CUtensorMapSwizzle>(swizzle),
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  EXPECT_EQ(r, CUDA_SUCCESS);
+}
 CUtensorMap encode(CUtensorMapDataType type, int rank, const void* base, std::vector<cuuint64_t> dims,
                    std::vector<cuuint64_t> strides, std::vector<cuuint32_t> box, int swizzle,
                    std::vector<cuuint32_t> es = {}) {
   CUtensorMap m{};
-  es.resize(rank, 1);
-  const CUresult r =
-      cuTensorMapEncodeTiled(&m, type, rank, const_cast<void*>(base), dims.data(), strides.data(), box.data(),
-                             es.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, static_cast<CUtensorMapSwizzle>(swizzle),
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  EXPECT_EQ(r, CUDA_SUCCESS);
+  encode_into(&m, type, rank, base, std::move(dims), std::move(strides), std::move(box), swizzle, std::move(es));
   return m;
 }
 
@@ -151,7 +165,8 @@ __global__ void gemm_kernel(const __grid_constant__ gemm_params p) {
     } else if (c.n == 64 && c.rs && c.trans_b && !c.fp16) {
       f3::wgmma_rs<__nv_bfloat16, 64, 1>(reinterpret_cast<float(&)[32]>(d), a, db, scale);
     } else {
-      f3::wgmma_any(d, c.n, c.rs ? a : nullptr, da, db, c.trans_b ? 1 : 0, !c.fp16, scale);
+      f3::wgmma_any(d, c.n, c.rs ? a : nullptr, da, db, c.trans_b ? 1 : 0,
+                    c.fp16 ? f3::wgmma_elem::f16 : f3::wgmma_elem::bf16, scale);
     }
   }
   f3::wgmma_commit_group();
@@ -352,6 +367,420 @@ TEST(EmuHopperControl, MissingWaitGroupReadsOldAccumulators) {
   const gemm_result r = run_gemm(c);
   EXPECT_NE(r.log.find("kernel exits with wgmma.mma_async outstanding"), std::string::npos) << r.log;
   for (float x : r.got) ASSERT_EQ(x, 3.f);  // the accumulators were read before the multiply ran
+}
+
+// ---- fp8: wgmma m64nNk32 .e4m3 against a plain host matmul ---------------------------------
+// Both operands K-major, loaded by TMA as bytes (UINT8 maps) with the swizzle
+// of the descriptors; every e4m3 code but the two NaNs, drawn uniformly, so
+// zeros, subnormals, +-448 and both signs all occur. The reference decodes
+// with the harness's codec (core/fp8.hpp), not the emulator's.
+enum class f8_fault { none, frag16, trans_b };
+struct f8_case {
+  int swz = 3;  // swizzle bits of maps and descriptors: 0 none, 1 32B, 2 64B, 3 128B
+  int n = 64;
+  bool rs = false;
+  float init = 0.f;
+  int scale_first = 1;
+  bool nan_in_a = false;  // A row 5 holds a NaN code (0xFF)
+  f8_fault fault = f8_fault::none;
+};
+struct alignas(128) f8_params {
+  CUtensorMap map_a, map_b;
+  f8_case c;
+  int kt;
+  std::uint32_t a_lbo, a_sbo, b_lbo, b_sbo, a_step, b_step, a_bytes, b_bytes;
+  const std::uint8_t* a;  // A [64][kt] e4m3 codes
+  float* out;             // D [64][n]
+};
+constexpr std::uint32_t kBOffset8 = 8192;
+
+template <int N>
+void f8_mma(float (&d)[128], bool rs, const std::uint32_t (&a)[4], std::uint64_t da, std::uint64_t db, int scale) {
+  auto& dn = reinterpret_cast<float(&)[N / 2]>(d);
+  if (rs)
+    f3::wgmma_rs_e4m3<N>(dn, a, db, scale);
+  else
+    f3::wgmma_ss_e4m3<N>(dn, da, db, scale);
+}
+
+__global__ void f8_gemm_kernel(const __grid_constant__ f8_params p) {
+  __shared__ std::uint64_t bar;
+  unsigned char* smem = attnbench::cuda::smem_raw;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const f8_case& c = p.c;
+  if (tid == 0) {
+    f3::mbarrier_init(&bar, 1);
+    f3::fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (tid == 0) {
+    f3::mbarrier_arrive_expect_tx(&bar, (c.rs ? 0 : p.a_bytes) + p.b_bytes);
+    if (!c.rs) {
+      if (c.swz)
+        f3::tma_load_2d(smem, &p.map_a, &bar, 0, 0);
+      else
+        f3::tma_load_3d(smem, &p.map_a, &bar, 0, 0, 0);
+    }
+    if (c.swz)
+      f3::tma_load_2d(smem + kBOffset8, &p.map_b, &bar, 0, 0);
+    else
+      f3::tma_load_3d(smem + kBOffset8, &p.map_b, &bar, 0, 0, 0);
+  }
+  f3::mbarrier_wait_parity(&bar, 0);
+  float d[128];
+  for (int i = 0; i < c.n / 2; ++i) d[i] = c.init;
+  f3::wgmma_fence();
+  for (int ks = 0; ks < p.kt / 32; ++ks) {
+    const std::uint64_t da = make_desc(ks * p.a_step, p.a_lbo, p.a_sbo, c.swz);
+    const std::uint64_t db = make_desc(kBOffset8 + ks * p.b_step, p.b_lbo, p.b_sbo, c.swz);
+    std::uint32_t a[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 16; ++i) {
+      int row, col;
+      if (c.fault == f8_fault::frag16) {  // the m64nNk16 formula applied to 8-bit elements
+        row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+        col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+      } else {  // m64nNk32, 8-bit A: byte i % 4 of register i / 4; +8 rows for i % 8 >= 4, +16 k for i >= 8
+        row = 16 * warp + lane / 4 + 8 * ((i / 4) % 2);
+        col = 16 * (i / 8) + 4 * (lane % 4) + i % 4;
+      }
+      a[i / 4] |= std::uint32_t(p.a[row * p.kt + 32 * ks + col]) << (8 * (i % 4));
+    }
+    const int scale = ks == 0 ? c.scale_first : 1;
+    if (c.fault == f8_fault::trans_b)  // B said to be MN-major: no such 8-bit form
+      f3::wgmma_any(d, c.n, nullptr, da, db, 1, f3::wgmma_elem::e4m3, scale);
+    else if (c.n == 64)
+      f8_mma<64>(d, c.rs, a, da, db, scale);
+    else if (c.n == 128)
+      f8_mma<128>(d, c.rs, a, da, db, scale);
+    else
+      f8_mma<256>(d, c.rs, a, da, db, scale);
+  }
+  f3::wgmma_commit_group();
+  f3::wgmma_wait_group<0>();
+  for (int i = 0; i < c.n / 2; ++i) {  // the same accumulator fragment as the 16-bit forms
+    const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+    p.out[row * c.n + col] = d[i];
+  }
+}
+
+struct f8_result {
+  std::vector<float> got;
+  std::vector<double> want, bound;  // bound: fp32 summation of kt products, kt * 2^-24 * (sum |a b| + |init|)
+  std::string error, log;
+};
+
+f8_result run_f8(const f8_case& c) {
+  const int span = 16 << c.swz;
+  const int kt = c.swz ? span : 64;  // K of the tile: one swizzle row of bytes; 64 (4 chunks at LBO) unswizzled
+  std::mt19937 rng(4321 + c.swz * 11 + c.n + (c.rs ? 5 : 0));
+  std::uniform_int_distribution<int> code(0, 253);  // 254 finite codes: skip 0x7F and 0xFF
+  auto draw = [&] {
+    const int x = code(rng);
+    return static_cast<std::uint8_t>(x < 0x7F ? x : x + 1);
+  };
+  std::vector<std::uint8_t> A(64 * kt), B(static_cast<std::size_t>(c.n) * kt);  // B[n][k]
+  for (auto& x : A) x = draw();
+  for (auto& x : B) x = draw();
+  if (c.nan_in_a) A[5 * kt + 3] = 0xFF;
+
+  f8_params p{};
+  p.c = c;
+  p.kt = kt;
+  p.a = A.data();
+  std::vector<float> out(64 * c.n, -7.f);
+  p.out = out.data();
+  p.a_bytes = 64 * kt;
+  p.b_bytes = c.n * kt;
+  const auto u8 = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  const auto n = static_cast<cuuint32_t>(c.n);
+  // (Encoded in place: g++ 12 at -O2 put encode()'s returned temporary on a 16-byte boundary
+  // here, though CUtensorMap is alignas(128), and the encoder rejects a map not 64-byte aligned.)
+  if (c.swz) {  // rows of one swizzle span, 8-row groups at SBO = 8 span; a k32 step is 32 bytes on
+    encode_into(&p.map_a, u8, 2, A.data(), {cuuint64_t(kt), 64}, {cuuint64_t(kt)}, {cuuint32_t(kt), 64}, c.swz);
+    encode_into(&p.map_b, u8, 2, B.data(), {cuuint64_t(kt), n}, {cuuint64_t(kt)}, {cuuint32_t(kt), n}, c.swz);
+    p.a_lbo = p.b_lbo = 16;
+    p.a_sbo = p.b_sbo = 8 * span;
+    p.a_step = p.b_step = 32;
+  } else {  // core matrices of 8 rows x 16 k: box (16, rows, kt/16) puts chunk c at LBO = rows * 16; a k32 step is 2
+            // LBO
+    encode_into(&p.map_a, u8, 3, A.data(), {16, 64, cuuint64_t(kt / 16)}, {cuuint64_t(kt), 16},
+                {16, 64, cuuint32_t(kt / 16)}, 0);
+    encode_into(&p.map_b, u8, 3, B.data(), {16, n, cuuint64_t(kt / 16)}, {cuuint64_t(kt), 16},
+                {16, n, cuuint32_t(kt / 16)}, 0);
+    p.a_lbo = 64 * 16;
+    p.b_lbo = c.n * 16;
+    p.a_sbo = p.b_sbo = 128;
+    p.a_step = 2 * p.a_lbo;
+    p.b_step = 2 * p.b_lbo;
+  }
+  f8_result r;
+  std::tie(r.error, r.log) = run_captured([&] { launch(f8_gemm_kernel, 1, 128, 40960, nullptr, p); });
+  r.got = out;
+  r.want.assign(64 * c.n, 0.);
+  r.bound.assign(64 * c.n, 0.);
+  const double init = c.scale_first ? c.init : 0.;
+  for (int m = 0; m < 64; ++m)
+    for (int j = 0; j < c.n; ++j) {
+      double s = init, mag = std::fabs(init);
+      for (int k = 0; k < kt; ++k) {
+        const double prod =
+            double(e4m3_to_float(A[m * kt + k])) * e4m3_to_float(B[static_cast<std::size_t>(j) * kt + k]);
+        s += prod;
+        mag += std::fabs(prod);
+      }
+      r.want[m * c.n + j] = s;
+      r.bound[m * c.n + j] = kt * 0x1p-24 * mag + 1e-30;
+    }
+  return r;
+}
+
+// Largest |got - want| / bound (1: at the bound); a NaN counts as infinite.
+double f8_err(const f8_result& r, int skip_row = -1, int n = 0) {
+  double e = 0;
+  for (std::size_t i = 0; i < r.got.size(); ++i) {
+    if (skip_row >= 0 && static_cast<int>(i) / n == skip_row) continue;
+    const double d = std::fabs(double(r.got[i]) - r.want[i]) / r.bound[i];
+    e = std::isnan(d) ? INFINITY : std::max(e, d);
+  }
+  return e;
+}
+
+TEST(EmuHopper, Fp8WgmmaMatchesHostMatmulForEverySwizzleAndN) {
+  for (int swz = 0; swz < 4; ++swz)
+    for (int rs = 0; rs < 2; ++rs)
+      for (int n : {64, 128, 256}) {
+        f8_case c;
+        c.swz = swz;
+        c.rs = rs;
+        c.n = n;
+        const f8_result r = run_f8(c);
+        const std::string what =
+            std::string("e4m3 swizzle ") + swz_name(swz) + (rs ? " RS" : " SS") + " N=" + std::to_string(n);
+        EXPECT_TRUE(r.error.empty()) << what << ": " << r.error << r.log;
+        EXPECT_LE(f8_err(r), 1.0) << what << r.log;
+      }
+}
+
+TEST(EmuHopper, Fp8WgmmaScaleDAndAccumulate) {
+  for (int swz : {0, 3})
+    for (int rs = 0; rs < 2; ++rs) {
+      f8_case c;
+      c.swz = swz;
+      c.rs = rs;
+      c.n = 128;
+      c.init = 1000.f;  // scale_d = 0 on the first k32 step ignores it
+      c.scale_first = 0;
+      f8_result r = run_f8(c);
+      EXPECT_TRUE(r.error.empty()) << r.error << r.log;
+      EXPECT_LE(f8_err(r), 1.0) << "e4m3 scale_d=0, swizzle " << swz_name(swz) << (rs ? " RS" : " SS");
+      c.init = 0.5f;  // scale_d = 1 keeps it
+      c.scale_first = 1;
+      r = run_f8(c);
+      EXPECT_TRUE(r.error.empty()) << r.error << r.log;
+      EXPECT_LE(f8_err(r), 1.0) << "e4m3 accumulate onto 0.5, swizzle " << swz_name(swz) << (rs ? " RS" : " SS");
+    }
+}
+
+TEST(EmuHopper, Fp8NanCodePropagatesToItsRowOnly) {
+  for (int rs = 0; rs < 2; ++rs) {
+    f8_case c;
+    c.rs = rs;
+    c.nan_in_a = true;  // 0xFF at A(5, 3): the other NaN code than cvt's 0x7F
+    const f8_result r = run_f8(c);
+    EXPECT_TRUE(r.error.empty()) << r.error << r.log;
+    for (int j = 0; j < c.n; ++j) ASSERT_TRUE(std::isnan(r.got[5 * c.n + j])) << "row 5 column " << j;
+    EXPECT_LE(f8_err(r, 5, c.n), 1.0) << (rs ? "RS" : "SS");
+  }
+}
+
+TEST(EmuHopperControl, Fp8RsWithThe16BitElementOrderingMismatches) {
+  f8_case c;
+  c.rs = true;
+  c.fault = f8_fault::frag16;  // a valid permutation of A, the wrong one: the emulator cannot tell, D can
+  const f8_result r = run_f8(c);
+  EXPECT_TRUE(r.error.empty()) << r.error << r.log;
+  EXPECT_GT(f8_err(r), 1e3) << "the 16-bit element ordering passed for the 8-bit fragment";
+}
+
+TEST(EmuHopperControl, Fp8TransposedBIsReported) {
+  f8_case c;
+  c.fault = f8_fault::trans_b;
+  const f8_result r = run_f8(c);
+  EXPECT_NE(r.log.find("wgmma.mma_async.e4m3 with B MN-major (imm-trans-b = 1)"), std::string::npos) << r.log;
+  EXPECT_NE(r.error.find("cudaErrorLaunchFailure"), std::string::npos) << r.error;
+}
+
+// ---- cvt.rn.satfinite.e4m3x2.f32 and the e4m3 codec ------------------------------------------
+std::uint8_t lo_of(float x) { return static_cast<std::uint8_t>(f3::cvt_e4m3x2(0.f, x)); }
+
+TEST(EmuHopper, CvtE4m3x2RoundsToNearestEvenAndSaturates) {
+  EXPECT_EQ(f3::cvt_e4m3x2(1.f, 2.f), 0x3840) << "hi -> bits 8-15, lo -> bits 0-7";
+  EXPECT_EQ(f3::cvt_e4m3x2(-2.f, 0.f), 0xC000);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::pair<float, int> cases[] = {
+      {0.f, 0x00},
+      {-0.f, 0x80},  // the sign of zero kept
+      {1.f, 0x38},
+      {1.0625f, 0x38},                       // 1 + 1/16: tie between 1 and 1.125 -> even (1)
+      {1.1875f, 0x3A},                       // tie between 1.125 and 1.25 -> even (1.25)
+      {std::nextafter(1.0625f, 2.f), 0x39},  // just above the tie
+      {240.f, 0x77},                         // 1.875 x 2^7
+      {416.f, 0x7D},                         // 1.625 x 2^8
+      {432.f, 0x7E},                         // tie between 416 and 448 -> even (448)
+      {448.f, 0x7E},
+      {449.f, 0x7E},
+      {464.f, 0x7E},
+      {480.f, 0x7E},
+      {1e30f, 0x7E},  // satfinite
+      {inf, 0x7E},
+      {-inf, 0xFE},
+      {-500.f, 0xFE},
+      {nan, 0x7F},
+      {-nan, 0x7F},
+      {0x1p-6f, 0x08},   // smallest normal
+      {0x1p-9f, 0x01},   // smallest subnormal
+      {0x1p-10f, 0x00},  // half the smallest subnormal: tie -> even (0)
+      {std::nextafter(0x1p-10f, 1.f), 0x01},
+      {0x1.8p-9f, 0x02},  // 1.5 x 2^-9: tie -> 2
+      {0x1.4p-8f, 0x02},  // 2.5 x 2^-9: tie -> 2
+      {7.f * 0x1p-9f, 0x07},
+      {7.5f * 0x1p-9f, 0x08},  // tie between the largest subnormal and 2^-6 -> 8
+      {-0x1p-11f, 0x80},
+      {1e-45f, 0x00},
+      {-1e-45f, 0x80},  // underflow keeps the sign
+  };
+  for (const auto& [x, want] : cases) EXPECT_EQ(lo_of(x), want) << "cvt of " << x;
+}
+
+using e4m3_encoder = std::uint8_t (*)(float);
+struct codec_diff {
+  long checked = 0, mismatches = 0;
+  std::string first;
+};
+// The two encoders on every e4m3 value, its float neighbours, every midpoint
+// between adjacent values and its neighbours, the saturation and underflow
+// edges, NaNs and infinities, and a dense sweep of fp32 bit patterns.
+codec_diff compare_encoders(e4m3_encoder mine, e4m3_encoder theirs) {
+  std::vector<float> xs = {0.f,
+                           -0.f,
+                           448.f,
+                           456.f,
+                           464.f,
+                           480.f,
+                           1e10f,
+                           3e38f,
+                           0x1p-10f,
+                           0x1p-11f,
+                           1e-40f,
+                           1e-45f,
+                           std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(),
+                           std::numeric_limits<float>::signaling_NaN()};
+  for (int c = 0; c < 0x7E; ++c) {
+    const float v = e4m3_to_float(static_cast<std::uint8_t>(c)), up = e4m3_to_float(static_cast<std::uint8_t>(c + 1));
+    const float mid = (v + up) / 2;  // exact: at most 5 significant bits
+    for (float x : {v, mid}) {
+      xs.push_back(x);
+      xs.push_back(std::nextafter(x, 0.f));
+      xs.push_back(std::nextafter(x, 1e30f));
+    }
+  }
+  for (std::uint32_t u = 0; u < 0x7F800000u; u += 4099) {  // the whole fp32 range, sparsely
+    float x;
+    std::memcpy(&x, &u, 4);
+    xs.push_back(x);
+  }
+  for (std::uint32_t u = 0x39800000u; u < 0x44000000u; u += 97) {  // 2^-12 .. 512 densely
+    float x;
+    std::memcpy(&x, &u, 4);
+    xs.push_back(x);
+  }
+  codec_diff d;
+  for (float x0 : xs)
+    for (float x : {x0, -x0}) {
+      ++d.checked;
+      const std::uint8_t a = mine(x), b = theirs(x);
+      if (a != b && d.mismatches++ == 0) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%a: 0x%02X vs 0x%02X", static_cast<double>(x), a, b);
+        d.first = buf;
+      }
+    }
+  return d;
+}
+
+// The rounding by its definition: the nearest of the 254 finite values (ties
+// to the even code), +-448 beyond, 0x7F for NaN.
+std::uint8_t nearest_e4m3_by_search(float x) {
+  if (std::isnan(x)) return 0x7F;
+  const std::uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  const double a = std::fabs(static_cast<double>(x));
+  if (a >= 448.) return sign | 0x7E;
+  int best = 0;
+  double best_d = INFINITY;
+  for (int c = 0; c <= 0x7E; ++c) {
+    const double d = std::fabs(a - e4m3_to_float(static_cast<std::uint8_t>(c)));
+    if (d < best_d || (d == best_d && c % 2 == 0)) {
+      best = c;
+      best_d = d;
+    }
+  }
+  return static_cast<std::uint8_t>(sign | best);
+}
+
+TEST(EmuHopper, Fp8CodecAgreesWithTheHarnessCodec) {
+  for (int c = 0; c < 256; ++c) {  // decode: every code, bit for bit (NaN: both NaN)
+    const float mine = emu_e4m3_bits_to_float(static_cast<std::uint8_t>(c));
+    const float theirs = e4m3_to_float(static_cast<std::uint8_t>(c));
+    if ((c & 0x7F) == 0x7F) {
+      EXPECT_TRUE(std::isnan(mine) && std::isnan(theirs)) << "code " << c;
+      continue;
+    }
+    std::uint32_t a, b;
+    std::memcpy(&a, &mine, 4);
+    std::memcpy(&b, &theirs, 4);
+    EXPECT_EQ(a, b) << "code " << c << ": " << mine << " vs " << theirs;
+    EXPECT_EQ(emu_float_to_e4m3_bits(mine), c) << "round trip of code " << c;
+  }
+  EXPECT_EQ(emu_e4m3_bits_to_float(0x7E), 448.f);
+  EXPECT_EQ(emu_e4m3_bits_to_float(0x01), 0x1p-9f);
+  EXPECT_EQ(emu_e4m3_bits_to_float(0x08), 0x1p-6f);
+  const codec_diff d = compare_encoders(&emu_float_to_e4m3_bits, &e4m3_from_float);
+  EXPECT_GT(d.checked, 3'000'000);
+  EXPECT_EQ(d.mismatches, 0) << "of " << d.checked << ", first " << d.first;
+  // Both against the definition on the edges (every value, midpoint and their neighbours).
+  std::vector<float> edges;
+  for (int c = 0; c < 0x7E; ++c) {
+    const float v = e4m3_to_float(static_cast<std::uint8_t>(c)), up = e4m3_to_float(static_cast<std::uint8_t>(c + 1));
+    for (float x : {v, (v + up) / 2}) edges.insert(edges.end(), {x, std::nextafter(x, 0.f), std::nextafter(x, 1e30f)});
+  }
+  edges.insert(edges.end(), {448.f, 464.f, std::nextafter(464.f, 0.f), 1e30f, 0x1p-10f, 1e-45f});
+  for (float x0 : edges)
+    for (float x : {x0, -x0}) ASSERT_EQ(emu_float_to_e4m3_bits(x), nearest_e4m3_by_search(x)) << "at " << x;
+}
+
+// The comparison must see a codec that rounds ties away from zero, and one without .satfinite.
+std::uint8_t ties_away(float x) {  // nudged up by 2^-20 relative: a tie is no longer a tie
+  return emu_float_to_e4m3_bits(x * (1.f + 0x1p-20f));
+}
+std::uint8_t no_satfinite(float x) { return std::fabs(x) > 464.f ? 0x7F : emu_float_to_e4m3_bits(x); }
+
+TEST(EmuHopperControl, Fp8CodecComparisonCatchesPlantedRoundingBugs) {
+  codec_diff d = compare_encoders(&ties_away, &e4m3_from_float);
+  EXPECT_GT(d.mismatches, 0) << "ties away from zero passed";
+  d = compare_encoders(&no_satfinite, &e4m3_from_float);
+  EXPECT_GT(d.mismatches, 0) << "overflow to NaN passed";
+}
+
+TEST(EmuHopper, BytePermSelectsBytes) {
+  const unsigned x = 0x33221100u, y = 0x77665544u;
+  EXPECT_EQ(__byte_perm(x, y, 0x3210), x);
+  EXPECT_EQ(__byte_perm(x, y, 0x7654), y);
+  EXPECT_EQ(__byte_perm(x, y, 0x5140), 0x55114400u);  // interleave the low halves
+  EXPECT_EQ(__byte_perm(x, y, 0x7362), 0x77336622u);
+  EXPECT_EQ(__byte_perm(x, y, 0x0123), 0x00112233u);       // byte reverse
+  EXPECT_EQ(__byte_perm(x, y, 0xFFFF0008u), 0x00000000u);  // bit 3 of a selector and the upper 16 bits unused
+  EXPECT_EQ(__byte_perm(x, y, 0x000F), 0x00000077u);
 }
 
 // ---- TMA boxes: 2D/3D/4D, out-of-bounds zero fill, every swizzle --------------------------

@@ -123,20 +123,63 @@ inline void wgmma_wait_group() {
 // per thread, the register fragment layout of A for .f16/.bf16). trans_b = 1
 // is imm-trans-b (B is MN-major in shared memory), 0 is K-major. A in shared
 // memory is K-major (imm-trans-a = 0).
-void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_a, std::uint64_t desc_b,
-               int trans_b, bool bf16, int scale_d);
+// The emulator's one generic twin of every form below (element type, K = 16
+// for the 16-bit types, 32 for e4m3; a_regs null for SS).
+enum class wgmma_elem : int { f16 = 0, bf16 = 1, e4m3 = 2 };
+void wgmma_any(float* d, int n, const std::uint32_t* a_regs, std::uint64_t desc_a, std::uint64_t desc_b, int trans_b,
+               wgmma_elem type, int scale_d);
+template <class T>
+constexpr wgmma_elem wgmma_elem_of() {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
+  return std::is_same_v<T, __nv_bfloat16> ? wgmma_elem::bf16 : wgmma_elem::f16;
+}
 template <class T, int N, int TransB>
 inline void wgmma_ss(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
-  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
   static_assert(N % 8 == 0 && N >= 8 && N <= 256);
-  wgmma_any(d, N, nullptr, desc_a, desc_b, TransB, std::is_same_v<T, __nv_bfloat16>, scale_d);
+  wgmma_any(d, N, nullptr, desc_a, desc_b, TransB, wgmma_elem_of<T>(), scale_d);
 }
 template <class T, int N, int TransB>
 inline void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
-  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
   static_assert(N % 8 == 0 && N >= 8 && N <= 256);
-  wgmma_any(d, N, a, 0, desc_b, TransB, std::is_same_v<T, __nv_bfloat16>, scale_d);
+  wgmma_any(d, N, a, 0, desc_b, TransB, wgmma_elem_of<T>(), scale_d);
 }
+
+// ---- FP8 (e4m3) forms of the flash3_fp8 kernels --------------------------------
+// wgmma.mma_async.sync.aligned.m64n{N}k32.f32.e4m3.e4m3 d, {a-desc | a-regs}, b-desc, p, 1, 1;
+//   D (64 x N, fp32, N/2 registers per thread, the same accumulator fragment
+//   as the 16-bit forms) = A (64 x 32) * B (32 x N) + (scale_d ? D : 0), the
+//   elements OCP E4M3 (1 sign, 4 exponent bits with bias 7, 3 mantissa bits,
+//   no infinities, S.1111.111 NaN; largest 448). For 8-bit types the ISA has
+//   no transpose immediates: A and B are both K-major in shared memory (a
+//   16-byte chunk holds 16 consecutive k of one row; the same canonical
+//   layouts and swizzles as the 16-bit forms with 16 elements per chunk).
+//   _rs: A from registers, 4 x b32 per thread = 16 values, the ISA's A
+//   fragment for 8-bit types: value i (byte i % 4, low byte first, of
+//   register i / 4) of thread t (warp w = t / 32 of the warpgroup, lane l)
+//   is row 16 w + l / 4 + 8 ((i / 4) % 2), column 16 (i / 8) + 4 (l % 4) + i % 4.
+// The emulator: elements decoded exactly (0x7F / 0xFF are NaN, so the 0xFF
+// shared-memory poison reads as NaN); products summed in fp32, k = 0..31 in
+// order onto D. Hopper's fp8 tensor cores are reported to accumulate with
+// fewer mantissa bits than fp32 (DeepSeek-V3 report, arXiv 2412.19437,
+// 3.3.2); the ISA specifies no accumulation precision, so the emulator's
+// results can be more accurate than the device's. Checks as for the 16-bit
+// forms, and a transposed (MN-major) use is reported: the ISA's transpose
+// exists for .f16/.bf16 only.
+template <int N>
+inline void wgmma_ss_e4m3(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256);
+  wgmma_any(d, N, nullptr, desc_a, desc_b, 0, wgmma_elem::e4m3, scale_d);
+}
+template <int N>
+inline void wgmma_rs_e4m3(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256);
+  wgmma_any(d, N, a, 0, desc_b, 0, wgmma_elem::e4m3, scale_d);
+}
+// cvt.rn.satfinite.e4m3x2.f32 d, hi, lo: d (16 bits) = e4m3(hi) << 8 | e4m3(lo),
+// rounded to nearest even; finite values beyond 448 and infinities saturate to
+// +-448 (0x7E / 0xFE); NaN gives 0x7F. (The emulator: the codec of its
+// <cuda_fp8.h> stand-in, checked against the harness's core/fp8.hpp.)
+std::uint16_t cvt_e4m3x2(float hi, float lo);
 
 // ---- named barriers: bar.sync id, nthreads / bar.arrive id, nthreads
 // (id 0..15, nthreads a multiple of 32; id 0 is __syncthreads's). Released
