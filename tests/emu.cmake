@@ -309,11 +309,15 @@ if(NOT ab_emu_san)
     add_test(NAME emu.hopper_oracle COMMAND attnbench_emu_hopper_oracle)
     set_tests_properties(emu.hopper_oracle PROPERTIES LABELS cpu TIMEOUT 60)
     # Controls: the MN-major no-swizzle layout with LBO and SBO swapped (the
-    # ISA's one asymmetric case), and the swizzle row taken from address bit 6.
+    # ISA's one asymmetric case), the swizzle row taken from address bit 6;
+    # for 8-bit elements, 8 per 16-byte chunk (the 16-bit count) in the K-major
+    # layouts, and the 8-bit A fragment's second 8 rows at a2..a3 (the 16-bit rule).
     file(READ ${ab_emu_dir}/emu_hopper_layout.hpp ab_layout_text)
     # (No ';' in the patterns: it would split the CMake list.)
     foreach(ctl "mn_interleave_lbo_sbo|off = 2 * e + (mn / 8) * d.sbo + r * 16 + c * d.lbo|off = 2 * e + (mn / 8) * d.lbo + r * 16 + c * d.sbo"
-                "swizzle_row_bit6|const std::uint32_t row = ((addr >> 7) - base_offset) & mask|const std::uint32_t row = ((addr >> 6) - base_offset) & mask")
+                "swizzle_row_bit6|const std::uint32_t row = ((addr >> 7) - base_offset) & mask|const std::uint32_t row = ((addr >> 6) - base_offset) & mask"
+                "kmajor_8bit_chunk|const std::uint32_t T = 16 / bytes, eb = bytes|const std::uint32_t T = 8, eb = bytes"
+                "a_fragment_8bit_rows|lane / 4 + 8 * ((i / 4) % 2)|lane / 4 + 8 * ((i / 2) % 2)")
       string(REPLACE "|" ";" ctl "${ctl}")
       list(GET ctl 0 cname)
       list(GET ctl 1 cfrom)
