@@ -52,7 +52,7 @@ struct rows_check {
   std::int64_t nonfinite = 0, masked = 0, masked_bad = 0, worst_row = -1, first_bad = -1;
 };
 
-// o: p.rows() x p.d in the kernel's dtype; lse: p.rows().
+// o: p.rows() x p.d in the kernel's output dtype (bf16 for e4m3); lse: p.rows().
 inline rows_check check_rows(const problem& p, const std::vector<std::uint16_t>& o, const std::vector<float>& lse,
                              const reference_rows& ref) {
   rows_check c;
@@ -63,7 +63,7 @@ inline rows_check check_rows(const problem& p, const std::vector<std::uint16_t>&
     double rn = 0, rd = 0;
     bool row_bad = false;
     for (std::int64_t e = 0; e < p.d; ++e) {
-      const double got = from_bits(p.type, o[r * p.d + e]), want = ref.o[r * p.d + e];
+      const double got = from_bits(output_dtype(p.type), o[r * p.d + e]), want = ref.o[r * p.d + e];
       if (!std::isfinite(got)) {
         ++c.nonfinite;
         row_bad = true;

@@ -15,8 +15,22 @@
 namespace attnbench::testing {
 
 // About 4x the rms relative error of rounding O alone (bf16 2^-9, fp16 2^-12
-// per element) plus P rounded to the input type before P V.
-inline double fixed_bound(dtype t) { return t == dtype::bf16 ? 1.6e-2 : 2.0e-3; }
+// per element) plus P rounded to the input type before P V. e4m3 (against
+// the reference on the quantized inputs): P is rounded to e4m3 before P V,
+// relative error <= u = 2^-4 per element (rms u / sqrt(3) ~ 0.036 for
+// uniform rounding errors), O to bf16: the bound is u itself.
+inline double fixed_bound(dtype t) {
+  switch (t) {
+    case dtype::bf16: return 1.6e-2;
+    case dtype::e4m3: return 0.0625;
+    default: return 2.0e-3;
+  }
+}
+
+// e4m3 end to end, against the reference on the unquantized fp32 inputs: the
+// quantization of Q, K and V adds one rounding each (<= u, rms ~u / sqrt(3))
+// to the kernel's own; 2u bounds the sum.
+inline constexpr double fp8_e2e_bound = 0.125;
 
 struct low_precision_tolerance {
   double bound;              // min(2 x baseline + 1e-6, fixed_bound(t))

@@ -7,6 +7,12 @@
 // of O and lse is compared with the fp64 reference (kernels/reference), with
 // the fixed fp16/bf16 bound of tests/gpu/tolerance.hpp.
 //
+// e4m3 (flash3_fp8) instantiations get Q, K, V of different magnitudes (x4,
+// x1/4, x2: distinct per-tensor scales, so a descale applied to the wrong
+// tensor shows), quantized per tensor (core/fp8.hpp), and are checked against
+// two fp64 references: on the quantized inputs (the kernel's own error, bound
+// u = 2^-4) and on the unquantized fp32 inputs (end to end, bound 2u).
+//
 //   attnbench_emu_flash3 [main|CASE-NAME|SUBSTRING]   run cases; exit 1 on any failure
 //   attnbench_emu_flash3 --faults           inject each flash3_fault; exit 1 unless every one is caught
 #include <chrono>
@@ -18,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fp8.hpp"
 #include "core/mask.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cuda/flash3/flash3_plan.hpp"
@@ -71,6 +78,37 @@ std::vector<test_case> all_cases() {
 }
 
 constexpr double kLseBound = 2e-3;
+// e4m3: the lse of the quantized inputs moves with P's rounding only through
+// l (summed unrounded) and m: fp32-level; against the unquantized inputs the
+// scores themselves change by up to ~2u |s|.
+constexpr double kLseBoundFp8 = 2e-3, kLseBoundFp8E2e = 0.25;
+
+// fp8 inputs: the fp32 draws of make_inputs scaled per tensor, the originals
+// kept, then quantized per tensor (value = e4m3 code x scale).
+struct fp8_inputs {
+  host_inputs original, quantized;
+  std::vector<std::uint8_t> q, k, v;  // codes
+};
+fp8_inputs make_fp8_inputs(const problem& p) {
+  problem p32 = p;
+  p32.type = dtype::fp32;
+  fp8_inputs f{make_inputs(p32, 1234), {}, {}, {}, {}};
+  f.original.p = p;
+  const float gain[3] = {4.f, 0.25f, 2.f};
+  std::vector<float>* t[3] = {&f.original.q, &f.original.k, &f.original.v};
+  for (int i = 0; i < 3; ++i)
+    for (float& x : *t[i]) x *= gain[i];
+  f.quantized = f.original;
+  float* sc[3] = {&f.quantized.scales.q, &f.quantized.scales.k, &f.quantized.scales.v};
+  std::vector<float>* qt[3] = {&f.quantized.q, &f.quantized.k, &f.quantized.v};
+  std::vector<std::uint8_t>* codes[3] = {&f.q, &f.k, &f.v};
+  for (int i = 0; i < 3; ++i) {
+    *sc[i] = e4m3_scale_for(*qt[i]);
+    *codes[i] = e4m3_encode(*qt[i], *sc[i]);
+    for (std::size_t e = 0; e < qt[i]->size(); ++e) (*qt[i])[e] = e4m3_to_float((*codes[i])[e]) * *sc[i];
+  }
+  return f;
+}
 
 struct outcome {
   bool ok = false;
@@ -83,22 +121,32 @@ outcome run_case(const test_case& c, cuda::flash3_fault fault = cuda::flash3_fau
   p.mask = parse_mask(c.mask);
   p = cuda::flash3_resolve(p);
   validate(p);
-  const host_inputs in = make_inputs(p, 1234);
+  const bool fp8 = p.type == dtype::e4m3;
+  fp8_inputs f8;
+  if (fp8) f8 = make_fp8_inputs(p);
+  const host_inputs in = fp8 ? f8.quantized : make_inputs(p, 1234);
   const cuda::flash3_config* cfg = cuda::find_flash3_config(static_cast<int>(p.d), p.type);
   if (!cfg) return {false, "no instantiation"};
 
-  std::vector<std::uint16_t> q = emu_rows::to_bits(p.type, in.q), k = emu_rows::to_bits(p.type, in.k),
-                             v = emu_rows::to_bits(p.type, in.v);
+  // Device-side tensors as raw bytes: 16-bit values, or e4m3 codes.
+  auto bytes_of = [&](const std::vector<float>& x, const std::vector<std::uint8_t>& codes) {
+    if (fp8) return codes;
+    const std::vector<std::uint16_t> u = emu_rows::to_bits(p.type, x);
+    std::vector<std::uint8_t> b(u.size() * 2);
+    std::memcpy(b.data(), u.data(), b.size());
+    return b;
+  };
+  const std::vector<std::uint8_t> q = bytes_of(in.q, f8.q), k = bytes_of(in.k, f8.k), v = bytes_of(in.v, f8.v);
   std::vector<std::uint16_t> o(static_cast<std::size_t>(p.rows() * p.d), 0xFFFF);  // NaN poison
   std::vector<float> lse(p.rows(), std::numeric_limits<float>::quiet_NaN());
 
-  // The runner's parameters (flash3_runner.cpp): plan, scale, tensor maps.
+  // The runner's parameters (flash3_runner.cpp): plan, scale, descales, tensor maps.
   std::string launch_error;
-  cuda::flash3_params prm = cuda::make_flash3_params(p);
+  cuda::flash3_params prm = cuda::make_flash3_params(p, in.scales);
   prm.o = o.data();
   prm.lse = lse.data();
   prm.fault = fault;
-  emu::set_readable({{q.data(), q.size() * 2}, {k.data(), k.size() * 2}, {v.data(), v.size() * 2}});
+  emu::set_readable({{q.data(), q.size()}, {k.data(), k.size()}, {v.data(), v.size()}});
   emu::reset_errors();
   const auto t0 = std::chrono::steady_clock::now();
   try {
@@ -113,16 +161,25 @@ outcome run_case(const test_case& c, cuda::flash3_fault fault = cuda::flash3_fau
   const emu_rows::rows_check rc = emu_rows::check_rows(p, o, lse, reference_softmax(in, all_rows(p)));
   const auto [rel_l2, worst_row_rel, lse_err, nonfinite, masked, masked_bad, worst_row, first_bad] = rc;
   const double b = testing::fixed_bound(p.type);
-  const bool ok = emu_errors == 0 && nonfinite == 0 && masked_bad == 0 && std::isfinite(rel_l2) && rel_l2 <= b &&
-                  worst_row_rel <= 4 * b && lse_err <= kLseBound;
-  char buf[640];
+  bool ok = emu_errors == 0 && nonfinite == 0 && masked_bad == 0 && std::isfinite(rel_l2) && rel_l2 <= b &&
+            worst_row_rel <= 4 * b && lse_err <= (fp8 ? kLseBoundFp8 : kLseBound);
+  std::string e2e;
+  if (fp8) {  // the same output against the reference on the unquantized inputs
+    const emu_rows::rows_check re = emu_rows::check_rows(p, o, lse, reference_softmax(f8.original, all_rows(p)));
+    ok = ok && std::isfinite(re.rel_l2) && re.rel_l2 <= testing::fp8_e2e_bound && re.lse_err <= kLseBoundFp8E2e;
+    char eb[160];
+    std::snprintf(eb, sizeof eb, " | e2e rel_l2 %.3g (<= %.3g) max|dlse| %.3g | scales q %.3g k %.3g v %.3g",
+                  re.rel_l2, testing::fp8_e2e_bound, re.lse_err, in.scales.q, in.scales.k, in.scales.v);
+    e2e = eb;
+  }
+  char buf[800];
   std::snprintf(buf, sizeof buf,
                 "%-4s %-60s pack=%d rows/tile=%lld | rel_l2 %.3g (<= %.3g) worst row %lld: %.3g | max|dlse| %.3g "
-                "| nonfinite %lld, masked rows %lld (bad %lld), first bad row %lld, emu errors %ld | %.1f s",
+                "| nonfinite %lld, masked rows %lld (bad %lld), first bad row %lld, emu errors %ld%s | %.1f s",
                 ok ? "OK" : "FAIL", c.name.c_str(), prm.pack, static_cast<long long>(prm.p.Br), rel_l2, b,
                 static_cast<long long>(worst_row), worst_row_rel, lse_err, static_cast<long long>(nonfinite),
                 static_cast<long long>(masked), static_cast<long long>(masked_bad), static_cast<long long>(first_bad),
-                emu_errors, secs);
+                emu_errors, e2e.c_str(), secs);
   if (!quiet) {
     std::printf("%s\n", buf);
     if (!launch_error.empty()) std::printf("     launch failed: %s\n", launch_error.c_str());
@@ -152,6 +209,16 @@ int run_faults() {
        "flash3_fwd_hdim128_bf16_br128_bc128/ring_wrap_none"},
       // The only generic-proxy writes wgmma reads are Q's pad rows (G = 3).
       {cuda::flash3_fault::missing_fence, "missing_fence", "flash3_fwd_hdim64_bf16_br128_bc128/gqa3_pad_rows_local"},
+      // fp8: the V^T ring, the key order P and V^T share, the descales.
+      {cuda::flash3_fault::missing_v_transpose, "missing_v_transpose",
+       "flash3_fwd_hdim128_e4m3_br128_bc128/ring_wrap_none"},
+      {cuda::flash3_fault::unpermuted_v_transpose, "unpermuted_v_transpose",
+       "flash3_fwd_hdim64_e4m3_br128_bc128/ragged_none_B2"},
+      {cuda::flash3_fault::wrong_descale, "wrong_descale", "flash3_fwd_hdim256_e4m3_br128_bc64/local_global"},
+      {cuda::flash3_fault::wrong_swizzle, "wrong_swizzle (fp8, 64B)", "flash3_fwd_hdim64_e4m3_br128_bc128/gqa4_causal"},
+      // Not probed on fp8: the transposer's own fence.proxy.async would publish the pad rows
+      // too, since the emulator's fence publishes every thread's generic writes (the ISA:
+      // only the fencing thread's; attn_emu_hopper_ptx.hpp).
   };
   const std::vector<test_case> cases = all_cases();
   int missed = 0;

@@ -1,7 +1,8 @@
 # flash3's emulator tests (included at the end of tests/emu.cmake):
 #   emu.flash3_main    every instantiation on the case set, every row of O and lse vs fp64
 #   emu.flash3_faults  each injected fault (flash3_fault: wrong swizzle, missing expect_tx,
-#                      wrong mbarrier phase, missing wgmma.wait_group, missing proxy fence)
+#                      wrong mbarrier phase, missing wgmma.wait_group, missing proxy fence;
+#                      fp8: missing / unpermuted V transpose, wrong descale)
 #                      must fail its case, which passes without it
 #   emu.neg.flash3_*   source mutants of flash3_kernel.cuh (below) must fail emu.flash3_main
 ab_emu_exe(attnbench_emu_flash3 KIND main SOURCES ${ab_emu_dir}/flash3/emu_flash3_test.cpp)
@@ -56,7 +57,11 @@ if(NOT ab_emu_san)
   ab_f3_negative(no_rescale "for (int i = 0; i < D / 2; ++i) o_acc[i] *= alpha[(i / 2) % 2];"
                  "for (int i = 0; i < D / 2; ++i) (void)alpha;" ring_wrap_none)
   # The accumulator -> A-fragment conversion takes rows g+8 and g in the wrong registers.
-  ab_f3_negative(p_fragment_order "p_frag[kk][1] = f2::pack2<T>(q4[2], q4[3]);\n      p_frag[kk][2] = f2::pack2<T>(q4[4], q4[5]);"
-                 "p_frag[kk][1] = f2::pack2<T>(q4[4], q4[5]);\n      p_frag[kk][2] = f2::pack2<T>(q4[2], q4[3]);"
+  ab_f3_negative(p_fragment_order "p_frag[kk][1] = f2::pack2<T>(q4[2], q4[3]);\n        p_frag[kk][2] = f2::pack2<T>(q4[4], q4[5]);"
+                 "p_frag[kk][1] = f2::pack2<T>(q4[4], q4[5]);\n        p_frag[kk][2] = f2::pack2<T>(q4[2], q4[3]);"
                  ragged_none_B2)
+  # fp8: the S -> P conversion packs keys (2t, 2t+1, 2t+2, 2t+3) instead of the order V^T's
+  # key permutation expects (2t, 2t+1, 8+2t, 9+2t).
+  ab_f3_negative(fp8_p_fragment_order "p_frag[kk][0] = pack4_e4m3(q[0], q[1], q[4], q[5]);"
+                 "p_frag[kk][0] = pack4_e4m3(q[0], q[1], q[2], q[3]);" hdim128_e4m3_br128_bc128/ragged_none_B2)
 endif()
