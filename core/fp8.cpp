@@ -24,6 +24,7 @@ std::uint8_t e4m3_from_float(float x) {
   const std::uint8_t sign = std::signbit(x) ? 0x80u : 0u;
   const float a = std::fabs(x);
   if (a >= e4m3_max) return sign | 0x7Eu;  // satfinite (infinities included)
+  if (a == 0) return sign;                 // +-0: frexp(0) gives no binade (it would encode 0 as -256)
   // Steps are 2^-9 below 2^-6 (subnormals) and 2^(e-3) in [2^e, 2^(e+1)); the
   // quotient is exact (a power of two) and nearbyint rounds ties to even.
   int e2 = 0;
@@ -44,7 +45,9 @@ float e4m3_scale_for(std::span<const float> x) {
   float amax = 0.f;
   for (float v : x)
     if (std::isfinite(v)) amax = std::max(amax, std::fabs(v));
-  return amax > 0.f ? amax / e4m3_max : 1.f;
+  if (!(amax > 0.f)) return 1.f;
+  // amax below 448 x 2^-149 divides to 0: the smallest float keeps the scale positive (codes stay exact).
+  return std::max(amax / e4m3_max, std::numeric_limits<float>::denorm_min());
 }
 
 std::vector<std::uint8_t> e4m3_encode(std::span<const float> x, float scale) {
