@@ -47,6 +47,19 @@ std::string entry_schema_error(const json& e) {
     return missing_or(e, "err_ok", "true, false or null");
   if (status != "ok" && (!e.contains("error_message") || !e["error_message"].is_string()))
     return missing_or(e, "error_message", "a string (status not ok)");
+  // Issue 16's fields, absent from older files (and peers' entries): checked when present.
+  if (e.contains("e2e_rel_err") && !(e["e2e_rel_err"].is_number() || e["e2e_rel_err"].is_null()))
+    return missing_or(e, "e2e_rel_err", "a number or null");
+  if (e.contains("out_dtype") && (!e["out_dtype"].is_string() || e["out_dtype"].get_ref<const std::string&>().empty()))
+    return missing_or(e, "out_dtype", "a non-empty string");
+  if (e.contains("input_scales") && !e["input_scales"].is_null()) {
+    const json& s = e["input_scales"];
+    if (!s.is_object()) return missing_or(e, "input_scales", "an object {q, k, v} or null");
+    for (const char* k : {"q", "k", "v"})
+      if (!s.contains(k) || !s[k].is_number() || !(s[k].get<double>() > 0))
+        return fmt::format("field 'input_scales.{}' is {}, expected a positive number", k,
+                           s.contains(k) ? shown(s[k]) : "missing");
+  }
   return {};
 }
 

@@ -56,6 +56,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["variant"] = v.name;
   e["backend"] = std::string(to_string(v.backend));
   e["dtype"] = std::string(to_string(p.type));
+  e["out_dtype"] = std::string(to_string(output_dtype(p.type)));
   e["mask"] = to_string(p.mask);
   e["group"] = c.group;
   e["status"] = m.status;
@@ -87,6 +88,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["batch"] = m.time.batch;
   if (m.val.checked) {
     e["rel_err"] = number_or_null(m.val.rel_err);
+    e["e2e_rel_err"] = number_or_null(m.val.e2e_rel_err);
     e["max_abs_err"] = number_or_null(m.val.max_abs_err);
     e["lse_err"] = v.writes_lse ? number_or_null(m.val.lse_err) : json(nullptr);
     e["checked_rows"] = m.val.checked_rows;
@@ -94,12 +96,17 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["err_ok"] = m.val.err_ok;
   } else {
     e["rel_err"] = nullptr;
+    e["e2e_rel_err"] = nullptr;
     e["max_abs_err"] = nullptr;
     e["lse_err"] = nullptr;
     e["checked_rows"] = 0;
     e["tolerance"] = sweep_tolerance(p.type);
     e["err_ok"] = nullptr;
   }
+  // e4m3 entries only: the scales of the inputs it was validated on; null when none were made.
+  if (p.type == dtype::e4m3)
+    e["input_scales"] =
+        m.val.scales ? json{{"q", m.val.scales->q}, {"k", m.val.scales->k}, {"v", m.val.scales->v}} : json(nullptr);
   return e;
 }
 

@@ -16,6 +16,9 @@ namespace attnbench {
 struct validation_result {
   bool checked = false;
   double rel_err = 0;  // NaN when O held NaN/inf (written as null)
+  // Against the reference on the unrounded fp32 inputs (rel_err for fp32); NaN as rel_err.
+  double e2e_rel_err = 0;
+  std::optional<input_scales> scales;  // e4m3: the per-tensor scales of the inputs
   double max_abs_err = 0;
   double lse_err = 0;
   std::int64_t checked_rows = 0;

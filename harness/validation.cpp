@@ -27,23 +27,42 @@ problem reference_cache::problem_of(problem p) {
   return p;
 }
 
+reference_cache::reference_cache() : reference_cache([](const problem& p) { return make_original_inputs(p); }) {}
+
+reference_cache::reference_cache(originals_maker make_originals) : make_originals_(std::move(make_originals)) {}
+
 void reference_cache::keep_only(const problem& p) {
   if (!(problem_ == problem_of(p))) {
     refs_[0].reset();
     refs_[1].reset();
   }
-  if (inputs_ && !(shape_ == shape_of(p))) inputs_.reset();
+  if (inputs_ && !(shape_ == shape_of(p))) {
+    inputs_.reset();
+    originals_.reset();
+  }
 }
 
 host_inputs& reference_cache::inputs(const problem& p) {
   keep_only(p);
   if (!inputs_) {
-    inputs_ = std::make_unique<host_inputs>(make_inputs(shape_of(p)));
-    shape_ = shape_of(p);
+    const problem shape = shape_of(p);
+    host_inputs orig = make_originals_(shape);
+    orig.p = shape;
+    // fp32 rounds nothing: the originals are the inputs, kept once.
+    if (shape.type != dtype::fp32) originals_ = std::make_unique<host_inputs>(orig);
+    round_inputs(orig);
+    inputs_ = std::make_unique<host_inputs>(std::move(orig));
+    shape_ = shape;
   }
   problem_ = problem_of(p);
   inputs_->p = p;  // mask and tiles of the current configuration; the data do not depend on them
+  if (originals_) originals_->p = p;
   return *inputs_;
+}
+
+const host_inputs& reference_cache::originals(const problem& p) {
+  host_inputs& in = inputs(p);
+  return originals_ ? *originals_ : in;
 }
 
 const reference_cache::rows_and_ref& reference_cache::reference(const problem& p, attention_math m) {
@@ -55,6 +74,9 @@ const reference_cache::rows_and_ref& reference_cache::reference(const problem& p
     reference_rows r = reference_for(m, in, slot->rows);
     slot->o = std::move(r.o);
     slot->lse = std::move(r.lse);
+    // The end-to-end reference: same rows on the unrounded inputs (bf16, fp16,
+    // e4m3), doubling the fp64 work of those dtypes (bounded as above).
+    if (originals_) slot->e2e_o = reference_for(m, *originals_, slot->rows).o;
   }
   return *slot;
 }
@@ -85,6 +107,13 @@ validation_run validate(backend& be, runner& r, const configuration& c, referenc
   v.checked_rows = static_cast<std::int64_t>(ref.rows.size());
   v.tolerance = sweep_tolerance(c.p.type);
   v.err_ok = e.ok(v.tolerance);
+  if (ref.e2e_o.empty()) {
+    v.e2e_rel_err = v.rel_err;  // fp32: the inputs are the originals
+  } else {
+    const error_report e2e = compare_rows(c.p, out.o, {}, ref.rows, ref.e2e_o, {});
+    v.e2e_rel_err = e2e.nonfinite ? NAN : e2e.rel_l2;
+  }
+  if (c.p.type == dtype::e4m3) v.scales = cache.inputs(c.p).scales;
   return run;
 }
 

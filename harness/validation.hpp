@@ -1,9 +1,13 @@
 // Validation: one run of a prepared runner on poisoned outputs, compared on
-// sampled rows with the fp64 reference. Inputs and reference rows are cached
-// so that the variants, tiles and masks of one shape share them.
+// sampled rows with two fp64 references: on the rounded inputs the kernel was
+// given (its own error, rel_err, held to the dtype's tolerance) and on the
+// fp32 originals they were rounded from (the end-to-end error of the dtype,
+// e2e_rel_err). Inputs and reference rows are cached so that the variants,
+// tiles and masks of one shape share them.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,10 +28,21 @@ std::int64_t validation_rows(const problem& p);
 // tile shapes and masks of one shape share them.
 class reference_cache {
  public:
+  // The unrounded inputs of a shape (default: make_original_inputs(p)); the
+  // cache rounds them with round_inputs. Tests plant wrong ones.
+  using originals_maker = std::function<host_inputs(const problem&)>;
+  reference_cache();
+  explicit reference_cache(originals_maker make_originals);
+
+  // What the kernel is given: the originals rounded to p.type (e4m3: with scales).
   host_inputs& inputs(const problem& p);
+  // The fp32 values the inputs were rounded from; for fp32 the inputs themselves
+  // (no second copy is kept).
+  const host_inputs& originals(const problem& p);
   struct rows_and_ref {
     std::vector<std::int64_t> rows;
-    std::vector<double> o, lse;
+    std::vector<double> o, lse;  // on inputs(p)
+    std::vector<double> e2e_o;   // on originals(p), same rows; empty for fp32 (the same reference)
   };
   const rows_and_ref& reference(const problem& p, attention_math m);
   // Frees the cached data that does not belong to p.
@@ -36,8 +51,9 @@ class reference_cache {
  private:
   static problem shape_of(problem p);    // mask and tiles reset
   static problem problem_of(problem p);  // tiles reset
+  originals_maker make_originals_;
   problem shape_{}, problem_{};
-  std::unique_ptr<host_inputs> inputs_;
+  std::unique_ptr<host_inputs> inputs_, originals_;  // originals_: null for fp32
   std::unique_ptr<rows_and_ref> refs_[2];
 };
 

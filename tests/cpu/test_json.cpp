@@ -21,7 +21,8 @@ const char* const entry_fields[] = {
     "cpu_time", "time_unit", "label", "variant", "backend", "dtype", "mask", "group", "status", "B",
     "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc", "flops", "flops_executed", "bytes", "bytes_min",
     "bytes_counted", "time_ms", "time_ms_min", "time_ms_max", "time_cv", "tflops", "gbps",
-    "intensity", "rel_err", "max_abs_err", "lse_err", "checked_rows", "tolerance", "err_ok"};
+    "intensity", "rel_err", "e2e_rel_err", "max_abs_err", "lse_err", "checked_rows", "tolerance", "err_ok",
+    "out_dtype"};
 
 std::vector<configuration> tiny(const std::vector<variant>& rows, std::vector<std::string> names,
                                 const char* masks = "none,causal") {
@@ -84,6 +85,9 @@ TEST(json_output, ok_entry_has_every_schema_field) {
   EXPECT_TRUE(e["err_ok"].get<bool>());
   EXPECT_EQ(e["bytes_counted"], 123);
   EXPECT_FALSE(e.contains("error_occurred"));
+  EXPECT_EQ(e["out_dtype"], "fp32");
+  EXPECT_EQ(e["e2e_rel_err"], e["rel_err"]);    // fp32: the inputs are the originals
+  EXPECT_FALSE(e.contains("input_scales"));    // e4m3 entries only
 }
 
 TEST(json_output, skipped_failed_and_nan_entries) {
