@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cctype>
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <fmt/format.h>
@@ -107,6 +108,25 @@ class header_parser {
 
 }  // namespace
 
+const char* to_string(npy_dtype t) {
+  switch (t) {
+    case npy_dtype::float32: return "float32";
+    case npy_dtype::float16: return "float16";
+    case npy_dtype::uint8: return "uint8";
+  }
+  return "?";
+}
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const int e = (h >> 10) & 0x1F;
+  const std::uint32_t m = h & 0x3FFu;
+  if (e == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (m << 13));  // inf, NaN (payload kept)
+  const float a = e == 0 ? std::ldexp(static_cast<float>(m), -24)              // subnormal: m x 2^-24
+                         : std::ldexp(static_cast<float>(1024 + m), e - 25);   // 1.m x 2^(e-15)
+  return sign ? -a : a;
+}
+
 npy_array read_npy(const std::string& path) {
   // Only regular files: a directory, a device (/dev/zero) or a pipe is refused
   // before anything is read, and the size is known before the data is.
@@ -161,8 +181,13 @@ npy_array read_npy(const std::string& path) {
   bool fortran = false;
   npy_array a;
   header_parser(header, path).parse(descr, fortran, a.shape);
-  if (descr != "<f4")
-    throw input_error(fmt::format("{}: dtype '{}' is not float32 little-endian ('<f4')", path, descr));
+  if (descr == "<f4") a.type = npy_dtype::float32;
+  else if (descr == "<f2") a.type = npy_dtype::float16;
+  else if (descr == "|u1") a.type = npy_dtype::uint8;
+  else
+    throw input_error(
+        fmt::format("{}: dtype '{}' is not float32, float16 or uint8 ('<f4', '<f2', '|u1')", path, descr));
+  const std::uint64_t item = a.type == npy_dtype::float32 ? 4 : a.type == npy_dtype::float16 ? 2 : 1;
   if (fortran) throw input_error(fmt::format("{}: Fortran-order arrays are not supported", path));
   // Element count with overflow checks, compared with the file before allocating.
   const std::uintmax_t data_bytes = file_size - (offset + header_len);
@@ -171,12 +196,25 @@ npy_array read_npy(const std::string& path) {
     if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(dim), &n) || n > (std::uint64_t{1} << 60))
       throw input_error(fmt::format("{}: shape {} has more elements than any file holds", path,
                                     shape_string(a.shape)));
-  if (data_bytes != n * 4)
-    throw input_error(fmt::format("{}: {} data bytes for shape {} (expected {})", path, data_bytes,
-                                  shape_string(a.shape), n * 4));
-  a.data.resize(n);
-  if (n && !f.read(reinterpret_cast<char*>(a.data.data()), static_cast<std::streamsize>(n * 4)))
-    throw input_error(fmt::format("{}: truncated .npy data", path));
+  if (data_bytes != n * item)
+    throw input_error(
+        fmt::format("{}: {} data bytes for shape {} (expected {})", path, data_bytes, shape_string(a.shape), n * item));
+  auto read_data = [&](void* to) {
+    if (n && !f.read(static_cast<char*>(to), static_cast<std::streamsize>(n * item)))
+      throw input_error(fmt::format("{}: truncated .npy data", path));
+  };
+  if (a.type == npy_dtype::float32) {
+    a.data.resize(n);
+    read_data(a.data.data());
+  } else if (a.type == npy_dtype::float16) {
+    std::vector<std::uint16_t> h(n);
+    read_data(h.data());
+    a.data.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i) a.data[i] = half_to_float(h[i]);
+  } else {
+    a.bytes.resize(n);
+    read_data(a.bytes.data());
+  }
   return a;
 }
 

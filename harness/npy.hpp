@@ -1,7 +1,9 @@
-// Minimal .npy reader/writer for float32, little-endian, C-order arrays
-// (format versions 1.0, 2.0 and 3.0). Strict: any other dtype, Fortran order,
-// a malformed header or a size that does not match the shape throws
-// input_error naming the file and the problem.
+// Minimal .npy reader/writer for little-endian, C-order arrays (format
+// versions 1.0, 2.0 and 3.0): float32 read and written; float16 read (widened
+// to float32, exactly) and uint8 read (raw bytes: e4m3 codes for `attnbench
+// run --dtype e4m3`). Strict: any other dtype, Fortran order, a malformed
+// header or a size that does not match the shape throws input_error naming
+// the file and the problem.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +12,19 @@
 
 namespace attnbench {
 
+enum class npy_dtype { float32, float16, uint8 };
+
 struct npy_array {
   std::vector<std::int64_t> shape;
-  std::vector<float> data;  // C order
+  std::vector<float> data;          // C order; float32 and float16 files (empty for uint8)
+  std::vector<std::uint8_t> bytes;  // C order; uint8 files only
+  npy_dtype type = npy_dtype::float32;
 };
+
+// "float32" ('<f4'), "float16" ('<f2'), "uint8" ('|u1').
+const char* to_string(npy_dtype t);
+// The float32 value of an IEEE binary16 bit pattern (exact: subnormals, inf, NaN kept).
+float half_to_float(std::uint16_t h);
 
 npy_array read_npy(const std::string& path);
 // Writes version 1.0 (2.0 if the header would not fit), atomically (safe_write.hpp:

@@ -62,6 +62,9 @@ file(WRITE ${bad_dir}/time_string.json
 file(WRITE ${bad_dir}/sweep_deep.json "${deep_open}${deep_close}")
 # Block layouts (issue 15): float32 instead of 0/1 bytes, and a 2 x 2 uint8 layout.
 execute_process(COMMAND python3 ${cli_dir}/make_layouts.py ${bad_dir})
+# e4m3 codes (issue 16): valid uint8 codes, NaN codes 0x7F/0xFF, a float32 tensor to mix in.
+execute_process(COMMAND python3 ${cli_dir}/make_fp8_inputs.py ${bad_dir})
+set(fp8_run "run --variant flash2 --backend cpu --out ${bad_dir}/o.npy --q ${bad_dir}/q_u1.npy --k ${bad_dir}/k_u1.npy")
 set(bad_inputs_named
   "shard_negative|0 <= i < n|sweep --backend cpu --shard -1/4 --dry-run"
   "shard_zero_count|0 <= i < n|sweep --backend cpu --shard 0/0 --dry-run"
@@ -88,6 +91,20 @@ set(bad_inputs_named
   "mask_layout_dtype|'<f4'|sweep --backend cpu --mask layout:64:${bad_dir}/layout_f4.npy --dry-run"
   "mask_layout_shape|b=64 with Nq=1024|sweep --backend cpu --seq 1024 --mask layout:64:${bad_dir}/layout_2x2.npy --dry-run"
   "mask_layout_b_mismatch|differs from layout block size|sweep --backend cpu --mask random:32,1+layout:64:${bad_dir}/layout_2x2.npy --dry-run"
+  "run_e4m3_codes_without_scales|need --scales|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3"
+  "run_e4m3_codes_without_e4m3|q_u1.npy|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype bf16"
+  "run_e4m3_nan_code_7f|v_nan7f.npy: element 100 is 0x7F|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1,1"
+  "run_e4m3_nan_code_ff|v_nanff.npy: element 100 is 0xFF|${fp8_run} --v ${bad_dir}/v_nanff.npy --dtype e4m3 --scales 1,1,1"
+  "run_e4m3_mixed_codes_and_floats|k_f4.npy|run --variant flash2 --backend cpu --out ${bad_dir}/o.npy --q ${bad_dir}/q_u1.npy --k ${bad_dir}/k_f4.npy --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1,1"
+  "run_e4m3_scales_with_floats|--scales is for uint8|run --variant flash2 --backend cpu --out ${bad_dir}/o.npy --q ${bad_dir}/k_f4.npy --k ${bad_dir}/k_f4.npy --v ${bad_dir}/k_f4.npy --dtype e4m3 --scales 1,1,1"
+  "run_scales_without_e4m3|--dtype fp32|${fp8_run} --v ${bad_dir}/v_nan7f.npy --scales 1,1,1"
+  "run_scales_zero|q scale '0'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 0,1,1"
+  "run_scales_negative|k scale '-0.5'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,-0.5,1"
+  "run_scales_nan|v scale 'nan'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1,nan"
+  "run_scales_inf|q scale 'inf'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales inf,1,1"
+  "run_scales_float32_overflow|v scale '1e39'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1,1e39"
+  "run_scales_unparsable|k scale '0.5x'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,0.5x,1"
+  "run_scales_count|got 2|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1"
   "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json")
 foreach(item ${bad_inputs_named})
   string(FIND "${item}" "|" bar)

@@ -66,6 +66,29 @@ double parse_seconds(const std::string& s, const char* what) {
   return v;
 }
 
+input_scales parse_scales(const std::string& s) {
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const auto comma = s.find(',', at);
+    parts.push_back(s.substr(at, comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (parts.size() != 3)
+    throw input_error(fmt::format("--scales '{}': expected three scales q,k,v, got {}", s, parts.size()));
+  float out[3];
+  const char* names[] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string& t = parts[i];
+    char* end = nullptr;
+    const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
+    out[i] = static_cast<float>(v);  // the kernel's scales are float32: 1e-50 or 1e39 do not survive
+    if (t.empty() || *end != '\0' || !(out[i] > 0) || !std::isfinite(out[i]))
+      throw input_error(fmt::format("--scales: {} scale '{}' is not a positive finite float32 number", names[i], t));
+  }
+  return {out[0], out[1], out[2]};
+}
+
 backend_choice parse_only_backend(const std::vector<std::string>& args, const char* command) {
   backend_choice b = backend_choice::auto_;
   arg_walker w(args, command);

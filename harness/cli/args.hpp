@@ -1,5 +1,5 @@
 // What every command's parser shares: the argument walker and the parsers of
-// counts and durations.
+// counts, durations and e4m3 scales; `attnbench run`'s options.
 #pragma once
 
 #include <optional>
@@ -32,6 +32,17 @@ class arg_walker {
 
 int parse_count(const std::string& s, const char* what);       // 1 .. 1e6
 double parse_seconds(const std::string& s, const char* what);  // > 0, finite
+// "--scales q,k,v": three positive finite float32 scales; input_error naming the bad one.
+input_scales parse_scales(const std::string& s);
+
+// `attnbench run`'s options: run_cli (harness/cli.hpp) and --scales, which only
+// --dtype e4m3 takes (scales of uint8 e4m3 code inputs).
+struct run_options {
+  run_cli cli;
+  std::optional<input_scales> scales;
+};
+run_options parse_run_options(const std::vector<std::string>& args);
+
 // Commands whose only option is --backend.
 backend_choice parse_only_backend(const std::vector<std::string>& args, const char* command);
 

@@ -1,4 +1,5 @@
-// `attnbench run`: one variant on .npy tensors.
+// `attnbench run`: one variant on .npy tensors (float32 or float16 values;
+// with --dtype e4m3 also uint8 e4m3 codes with --scales).
 #include <fmt/format.h>
 
 #include "harness/cli/args.hpp"
@@ -10,9 +11,14 @@
 
 namespace attnbench {
 
-run_cli parse_run_cli(const std::vector<std::string>& args) {
-  run_cli c;
-  cli::arg_walker w(args, "run");
+run_cli parse_run_cli(const std::vector<std::string>& args) { return cli::parse_run_options(args).cli; }
+
+namespace cli {
+
+run_options parse_run_options(const std::vector<std::string>& args) {
+  run_options o;
+  run_cli& c = o.cli;
+  arg_walker w(args, "run");
   while (w.next()) {
     const std::string& n = w.name();
     if (n == "--variant") c.variant = w.value();
@@ -25,17 +31,19 @@ run_cli parse_run_cli(const std::vector<std::string>& args) {
     else if (n == "--mask") c.mask = parse_mask(w.value());
     else if (n == "--block") c.block = parse_block(w.value());
     else if (n == "--dtype") c.type = parse_dtype(w.value());
-    else if (n == "--repeat") c.repeat = cli::parse_count(w.value(), "--repeat");
+    else if (n == "--scales") o.scales = parse_scales(w.value());
+    else if (n == "--repeat") c.repeat = parse_count(w.value(), "--repeat");
     else if (n == "--hot") { w.no_value(); c.hot = true; }
     else w.unknown();
   }
   for (auto [v, what] : {std::pair{&c.variant, "--variant"}, {&c.q, "--q"}, {&c.k, "--k"},
                          {&c.v, "--v"}, {&c.out, "--out"}})
     if (v->empty()) throw input_error(fmt::format("'attnbench run' needs {}", what));
-  return c;
+  if (o.scales && c.type != dtype::e4m3)
+    throw input_error(
+        fmt::format("--scales is for e4m3 code inputs, not --dtype {} (add --dtype e4m3)", to_string(c.type)));
+  return o;
 }
-
-namespace cli {
 
 namespace {
 
@@ -47,10 +55,56 @@ const variant& the_row(const std::string& name, backend_kind kind) {
   throw input_error(fmt::format("--variant '{}' selects {} rows; 'attnbench run' takes one", name, rows.size()));
 }
 
+// The host inputs of the run: float32/float16 values rounded to p.type (e4m3:
+// quantised per tensor, scale amax/448), or, with --dtype e4m3, uint8 e4m3
+// codes times --scales. Every bad input is an input_error naming it.
+host_inputs run_inputs(const problem& p, const run_options& o, npy_array q, npy_array k, npy_array v) {
+  const run_cli& c = o.cli;
+  const std::pair<const npy_array*, const std::string*> files[] = {{&q, &c.q}, {&k, &c.k}, {&v, &c.v}};
+  const npy_array* codes = nullptr;
+  const npy_array* values = nullptr;
+  const std::string *codes_file = nullptr, *values_file = nullptr;
+  for (auto [a, file] : files) {
+    if (a->type == npy_dtype::uint8 && !codes) codes = a, codes_file = file;
+    if (a->type != npy_dtype::uint8 && !values) values = a, values_file = file;
+  }
+  host_inputs in{p, {}, {}, {}};
+  if (codes) {
+    if (p.type != dtype::e4m3)
+      throw input_error(
+          fmt::format("{}: uint8 arrays are e4m3 codes, which need --dtype e4m3 and --scales q,k,v "
+                      "(got --dtype {})",
+                      *codes_file, to_string(p.type)));
+    if (values)
+      throw input_error(
+          fmt::format("{}: {} while {} holds uint8 e4m3 codes (give all three as codes or all as "
+                      "float32/float16)",
+                      *values_file, to_string(values->type), *codes_file));
+    if (!o.scales)
+      throw input_error(
+          fmt::format("{}: uint8 e4m3 codes need --scales q,k,v (the three per-tensor scales)", *codes_file));
+    in.q = dequantize_e4m3(q.bytes, o.scales->q, c.q);
+    in.k = dequantize_e4m3(k.bytes, o.scales->k, c.k);
+    in.v = dequantize_e4m3(v.bytes, o.scales->v, c.v);
+    in.scales = *o.scales;
+    return in;
+  }
+  if (o.scales)
+    throw input_error(fmt::format("--scales is for uint8 e4m3 codes; {} is {}, which attnbench quantises itself "
+                                  "(scale amax/448 per tensor)",
+                                  c.q, to_string(q.type)));
+  in.q = std::move(q.data);
+  in.k = std::move(k.data);
+  in.v = std::move(v.data);
+  round_inputs(in);
+  return in;
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  const run_cli c = parse_run_cli(args);
+  const run_options opts = parse_run_options(args);
+  const run_cli& c = opts.cli;
   npy_array q = read_npy(c.q), k = read_npy(c.k), v = read_npy(c.v);
   if (q.shape.size() != 4)
     throw input_error(fmt::format("{}: Q must be [B, H, Nq, d], got shape {}", c.q, shape_string(q.shape)));
@@ -64,15 +118,19 @@ int cmd_run(const std::vector<std::string>& args) {
                                   shape_string(k.shape), shape_string(q.shape)));
   const problem p = make_problem(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
                                  c.type, to_string(c.mask), c.block.br, c.block.bc);
+  const bool codes_given = q.type == npy_dtype::uint8;
+  const npy_dtype given = q.type;
+  host_inputs in = run_inputs(p, opts, std::move(q), std::move(k), std::move(v));  // before the row: bad input first
   std::unique_ptr<backend> be = open_backend(c.backend);
   const variant& row = the_row(c.variant, be->kind());
   if (!c.lse_out.empty() && !row.writes_lse)  // before anything is written
     throw input_error(fmt::format("--lse {}: {} writes no log-sum-exp", c.lse_out, c.variant));
   if (const support s = row.supports(p); !s.ok)
     throw input_error(fmt::format("{} does not support this problem: {}", c.variant, s.reason));
-  host_inputs in{p, std::move(q.data), std::move(k.data), std::move(v.data)};
-  for (auto* t : {&in.q, &in.k, &in.v})
-    for (float& x : *t) x = round_to(p.type, x);
+  if (p.type == dtype::e4m3)  // the one-line summary: the scales the kernel's inputs carry, to 9 digits (exact)
+    fmt::print("e4m3 scales q={:.9g} k={:.9g} v={:.9g} ({})\n", in.scales.q, in.scales.k, in.scales.v,
+               codes_given ? "given: --scales"
+                           : fmt::format("quantised from {} by attnbench: amax/448 per tensor", to_string(given)));
   std::unique_ptr<runner> r = row.make(p);
   r->set_inputs(in);
   r->poison_outputs();

@@ -1,10 +1,11 @@
 // Parsing of the attnbench command line, and `attnbench run` driven as a
-// process (ATTNBENCH_BIN): correct output on .npy inputs, exit status 2 and
-// one error line for bad ones.
+// process (ATTNBENCH_BIN): correct output on .npy inputs (float32, float16,
+// e4m3 codes with --scales), exit status 2 and one error line for bad ones.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <array>
+#include <bit>
 #include <cstdio>
 #include <filesystem>
 #include <sys/wait.h>
@@ -12,7 +13,9 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "core/fp8.hpp"
 #include "harness/cli.hpp"
+#include "harness/cli/args.hpp"
 #include "harness/npy.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/reference/attention_reference.hpp"
@@ -188,4 +191,196 @@ TEST(cli, run_lse_with_a_variant_that_writes_none_fails_before_writing) {
                    "writes no log-sum-exp");
   EXPECT_FALSE(std::filesystem::exists(d + "/o.npy")) << "o.npy was written before the refusal";
   EXPECT_FALSE(std::filesystem::exists(d + "/lse.npy"));
+}
+
+namespace {
+
+// A .npy of raw bytes in numpy's layout: descr '|u1' (e4m3 codes) or '<f2'.
+void write_raw_npy(const std::string& path, const char* descr, const std::vector<std::int64_t>& shape,
+                   const std::string& data) {
+  std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape_string(shape));
+  dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
+  dict += '\n';
+  std::ofstream f(path, std::ios::binary);
+  f << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(dict.size() & 0xFF)
+    << static_cast<char>(dict.size() >> 8) << dict << data;
+}
+
+std::string codes_of(const std::vector<float>& x, float scale) {
+  std::string s(x.size(), '\0');
+  for (std::size_t i = 0; i < x.size(); ++i) s[i] = static_cast<char>(e4m3_from_float(x[i] / scale));
+  return s;
+}
+
+// The first CPU row that declares e4m3, or null.
+const variant* cpu_e4m3_row() {
+  for (const variant& v : registry())
+    if (v.backend == backend_kind::cpu && v.math == attention_math::softmax &&
+        std::ranges::find(v.caps.dtypes, dtype::e4m3) != v.caps.dtypes.end())
+      return &v;
+  return nullptr;
+}
+
+struct e4m3_files {
+  problem p;
+  host_inputs in;  // make_inputs(p): quantised, with scales
+  std::string dir;
+};
+
+// q/k/v.npy (float32 originals) and q/k/v_codes.npy (their e4m3 codes).
+e4m3_files write_e4m3_inputs() {
+  e4m3_files f{make_problem(1, 4, 2, 33, 70, 32, dtype::e4m3, "causal"), {}, dir()};
+  const host_inputs orig = make_original_inputs(f.p, 99);
+  f.in = make_inputs(f.p, 99);
+  write_npy(f.dir + "/q.npy", {1, 4, 33, 32}, orig.q);
+  write_npy(f.dir + "/k.npy", {1, 2, 70, 32}, orig.k);
+  write_npy(f.dir + "/v.npy", {1, 2, 70, 32}, orig.v);
+  write_raw_npy(f.dir + "/q_codes.npy", "|u1", {1, 4, 33, 32}, codes_of(orig.q, f.in.scales.q));
+  write_raw_npy(f.dir + "/k_codes.npy", "|u1", {1, 2, 70, 32}, codes_of(orig.k, f.in.scales.k));
+  write_raw_npy(f.dir + "/v_codes.npy", "|u1", {1, 2, 70, 32}, codes_of(orig.v, f.in.scales.v));
+  return f;
+}
+
+}  // namespace
+
+TEST(cli, parses_e4m3_scales) {
+  const auto o = cli::parse_run_options(words({"--variant", "x", "--q", "q", "--k", "k", "--v", "v", "--out", "o",
+                                               "--dtype", "e4m3", "--scales", "0.5,0.0078125,3e-3"}));
+  ASSERT_TRUE(o.scales);
+  EXPECT_EQ(*o.scales, (input_scales{0.5f, 0.0078125f, 3e-3f}));
+  EXPECT_EQ(o.cli.type, dtype::e4m3);
+  EXPECT_FALSE(cli::parse_run_options(
+                   words({"--variant", "x", "--q", "q", "--k", "k", "--v", "v", "--out", "o", "--dtype", "e4m3"}))
+                   .scales);
+  const auto base = words({"--variant", "x", "--q", "q", "--k", "k", "--v", "v", "--out", "o"});
+  const std::pair<std::vector<std::string>, std::string> bad[] = {
+      {{"--scales", "1,1,1"}, "not --dtype fp32"},
+      {{"--dtype", "bf16", "--scales", "1,1,1"}, "not --dtype bf16"},
+      {{"--dtype", "e4m3", "--scales", "1,1"}, "got 2"},
+      {{"--dtype", "e4m3", "--scales", "1,1,1,1"}, "got 4"},
+      {{"--dtype", "e4m3", "--scales", "0,1,1"}, "q scale '0'"},
+      {{"--dtype", "e4m3", "--scales", "1,-2,1"}, "k scale '-2'"},
+      {{"--dtype", "e4m3", "--scales", "1,1,nan"}, "v scale 'nan'"},
+      {{"--dtype", "e4m3", "--scales", "inf,1,1"}, "q scale 'inf'"},
+      {{"--dtype", "e4m3", "--scales", "1,abc,1"}, "k scale 'abc'"},
+      {{"--dtype", "e4m3", "--scales", "1,,1"}, "k scale ''"},
+      {{"--dtype", "e4m3", "--scales", "1e-50,1,1"}, "q scale '1e-50'"},  // 0 in float32
+      {{"--dtype", "e4m3", "--scales", "1,1,1e39"}, "v scale '1e39'"},    // inf in float32
+      {{"--dtype", "e4m3", "--scales", "1,1,2x"}, "v scale '2x'"},
+  };
+  for (const auto& [extra, why] : bad) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    try {
+      parse_run_cli(args);
+      ADD_FAILURE() << extra.back() << " accepted";
+    } catch (const input_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(cli, run_e4m3_bad_codes_and_scales_exit_2) {
+  const e4m3_files f = write_e4m3_inputs();
+  const std::string d = f.dir;
+  std::string nan_codes = codes_of(make_original_inputs(f.p, 99).v, f.in.scales.v);
+  nan_codes[100] = '\x7F';
+  write_raw_npy(d + "/v_nan7f.npy", "|u1", {1, 2, 70, 32}, nan_codes);
+  nan_codes[100] = '\x00';
+  nan_codes[7] = '\xFF';
+  write_raw_npy(d + "/v_nanff.npy", "|u1", {1, 2, 70, 32}, nan_codes);
+  const std::string codes = fmt::format("--q {0}/q_codes.npy --k {0}/k_codes.npy", d);
+  const std::string base = "run --variant flash2 --backend cpu --out " + d + "/o.npy ";
+  expect_bad_input(base + codes + " --v " + d + "/v_codes.npy --dtype e4m3", "need --scales q,k,v");
+  expect_bad_input(base + codes + " --v " + d + "/v_codes.npy --dtype bf16", "need --dtype e4m3");
+  expect_bad_input(base + codes + " --v " + d + "/v_nan7f.npy --dtype e4m3 --scales 1,1,1",
+                   "v_nan7f.npy: element 100 is 0x7F");
+  expect_bad_input(base + codes + " --v " + d + "/v_nanff.npy --dtype e4m3 --scales 1,1,1",
+                   "v_nanff.npy: element 7 is 0xFF");
+  expect_bad_input(base + codes + " --v " + d + "/v.npy --dtype e4m3 --scales 1,1,1", "v.npy: float32 while");
+  expect_bad_input(base + fmt::format("--q {0}/q.npy --k {0}/k.npy --v {0}/v.npy --dtype e4m3 --scales 1,1,1", d),
+                   "quantises itself");
+  expect_bad_input(base + codes + " --v " + d + "/v_codes.npy --dtype e4m3 --scales 1,0,1", "k scale '0'");
+}
+
+TEST(cli, run_e4m3_inputs_reach_the_row) {
+  // Both input forms get past every input check to the row; flash2 (fp32 on the CPU) then
+  // refuses the dtype, or, where a CPU row runs e4m3, the run succeeds and prints the scales.
+  const e4m3_files f = write_e4m3_inputs();
+  const std::string d = f.dir;
+  for (const std::string inputs : {fmt::format("--q {0}/q.npy --k {0}/k.npy --v {0}/v.npy", d),
+                                   fmt::format("--q {0}/q_codes.npy --k {0}/k_codes.npy --v {0}/v_codes.npy "
+                                               "--scales {1:.9g},{2:.9g},{3:.9g}",
+                                               d, f.in.scales.q, f.in.scales.k, f.in.scales.v)}) {
+    const proc_result r =
+        run_bin("run --variant flash2 --backend cpu --dtype e4m3 --mask causal --out " + d + "/o.npy " + inputs);
+    if (r.status == 0) {
+      EXPECT_NE(r.out.find(
+                    fmt::format("e4m3 scales q={:.9g} k={:.9g} v={:.9g}", f.in.scales.q, f.in.scales.k, f.in.scales.v)),
+                std::string::npos)
+          << r.out;
+    } else {
+      EXPECT_EQ(r.status, 2) << r.err;
+      EXPECT_NE(r.err.find("flash2 does not support this problem"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("e4m3"), std::string::npos) << r.err;
+    }
+  }
+}
+
+TEST(cli, run_e4m3_matches_the_quantised_reference) {
+  const variant* row = cpu_e4m3_row();
+  if (!row) GTEST_SKIP() << "no CPU row runs e4m3 in this build (the CUDA e4m3 row is tested in tests/gpu)";
+  const e4m3_files f = write_e4m3_inputs();
+  const std::string d = f.dir;
+  host_inputs ref_in = f.in;
+  ref_in.p.mask = parse_mask("causal");
+  const auto rows = all_rows(ref_in.p);
+  const reference_rows ref = reference_softmax(ref_in, rows);
+  for (const std::string inputs : {fmt::format("--q {0}/q.npy --k {0}/k.npy --v {0}/v.npy", d),
+                                   fmt::format("--q {0}/q_codes.npy --k {0}/k_codes.npy --v {0}/v_codes.npy "
+                                               "--scales {1:.9g},{2:.9g},{3:.9g}",
+                                               d, f.in.scales.q, f.in.scales.k, f.in.scales.v)}) {
+    const proc_result r = run_bin(fmt::format(
+        "run --variant {} --backend cpu --dtype e4m3 --mask causal --out {}/o.npy {}", row->name, d, inputs));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with(
+        fmt::format("e4m3 scales q={:.9g} k={:.9g} v={:.9g}", f.in.scales.q, f.in.scales.k, f.in.scales.v)))
+        << r.out;
+    const npy_array o = read_npy(d + "/o.npy");
+    for (float x : o.data) ASSERT_EQ(x, round_to(dtype::bf16, x)) << "O of e4m3 is bf16";
+    EXPECT_LT(compare_rows(ref_in.p, o.data, {}, rows, ref.o, {}).rel_l2, sweep_tolerance(dtype::e4m3));
+  }
+}
+
+TEST(cli, run_reads_float16_inputs) {
+  // float16 .npy inputs are widened exactly: the O of an fp32 run equals the reference on
+  // those values.
+  problem p = make_problem(1, 2, 2, 16, 24, 32, dtype::fp32, "none");
+  host_inputs in = make_inputs(p, 3);
+  const std::string d = dir();
+  const std::pair<std::vector<float>*, const char*> t[] = {{&in.q, "q"}, {&in.k, "k"}, {&in.v, "v"}};
+  for (auto [x, n] : t) {
+    std::string bytes;
+    for (float& v : *x) {
+      v = round_to(dtype::fp16, v);
+      // binary16 bits of a value that fp16 represents: sign, exponent, 10 mantissa bits (normal range here).
+      const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+      const int e = static_cast<int>((u >> 23) & 0xFF) - 127 + 15;
+      std::uint16_t h = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+      if (v != 0) h |= static_cast<std::uint16_t>((e << 10) | ((u >> 13) & 0x3FF));
+      ASSERT_GT(e, 0);
+      ASSERT_EQ(half_to_float(h), v);
+      bytes.append(reinterpret_cast<const char*>(&h), 2);
+    }
+    write_raw_npy(fmt::format("{}/{}.npy", d, n), "<f2", {1, 2, n[0] == 'q' ? 16 : 24, 32}, bytes);
+  }
+  const proc_result r =
+      run_bin(fmt::format("run --variant flash2 --backend cpu --q {0}/q.npy --k {0}/k.npy "
+                          "--v {0}/v.npy --out {0}/o.npy",
+                          d));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto rows = all_rows(p);
+  const reference_rows ref = reference_softmax(in, rows);
+  EXPECT_LT(compare_rows(p, read_npy(d + "/o.npy").data, {}, rows, ref.o, {}).rel_l2, 1e-5);
 }

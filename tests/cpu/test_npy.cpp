@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "harness/npy.hpp"
 #include "core/problem.hpp"
@@ -89,4 +91,69 @@ TEST(npy, rejects_bad_files_naming_the_problem) {
              "16 data bytes for shape (1073741824, 8) (expected 34359738368)");
   fails_with(std::filesystem::temp_directory_path().string(), "it is a directory");
   fails_with("/dev/zero", "is not a regular file");
+}
+
+namespace {
+
+// raw_npy with the given data bytes.
+std::string npy_with_data(const std::string& name, const std::string& descr, const std::string& shape,
+                          const std::string& data) {
+  const std::string p =
+      raw_npy(name, 1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }", 0);
+  std::ofstream(p, std::ios::binary | std::ios::app) << data;
+  return p;
+}
+
+}  // namespace
+
+TEST(npy, float16_widens_exactly) {
+  // Every binary16 pattern against the definition written with std::pow.
+  for (std::uint32_t h = 0; h < 65536; ++h) {
+    const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    const float got = half_to_float(static_cast<std::uint16_t>(h));
+    if (e == 31) {
+      ASSERT_EQ(std::isnan(got), m != 0) << h;
+      ASSERT_EQ(std::isinf(got), m == 0) << h;
+    } else {
+      const double mag = e == 0 ? std::pow(2.0, -24) * m : std::pow(2.0, e - 15) * (1 + m / 1024.0);
+      ASSERT_EQ(static_cast<double>(got), s ? -mag : mag) << h;
+    }
+    ASSERT_EQ(std::signbit(got), s == 1) << h;
+  }
+  const std::uint16_t bits[] = {0x3C00, 0xC000, 0x7BFF, 0x0001, 0x8000, 0x7C00};
+  const std::string p = npy_with_data("f2.npy", "<f2", "(2, 3)", std::string(reinterpret_cast<const char*>(bits), 12));
+  const npy_array a = read_npy(p);
+  EXPECT_EQ(a.type, npy_dtype::float16);
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2, 3}));
+  ASSERT_EQ(a.data.size(), 6u);
+  EXPECT_EQ(a.data[0], 1.0f);
+  EXPECT_EQ(a.data[1], -2.0f);
+  EXPECT_EQ(a.data[2], 65504.0f);
+  EXPECT_EQ(a.data[3], std::ldexp(1.0f, -24));
+  EXPECT_TRUE(std::signbit(a.data[4]) && a.data[4] == 0.0f);
+  EXPECT_TRUE(std::isinf(a.data[5]));
+  EXPECT_TRUE(a.bytes.empty());
+}
+
+TEST(npy, uint8_is_read_as_bytes) {
+  std::string all(256, '\0');
+  for (int i = 0; i < 256; ++i) all[i] = static_cast<char>(i);
+  const npy_array a = read_npy(npy_with_data("u1.npy", "|u1", "(4, 64)", all));
+  EXPECT_EQ(a.type, npy_dtype::uint8);
+  ASSERT_EQ(a.bytes.size(), 256u);
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(a.bytes[i], i);
+  EXPECT_TRUE(a.data.empty());
+  EXPECT_EQ(read_npy(npy_with_data("f4.npy", "<f4", "(1,)", std::string(4, '\0'))).type, npy_dtype::float32);
+  // The byte count follows the item size: 2 (float16) and 1 (uint8).
+  for (auto [descr, bytes, want] :
+       {std::tuple{"<f2", 6, "6 data bytes for shape (4,) (expected 8)"},
+        std::tuple{"|u1", 3, "3 data bytes for shape (4,) (expected 4)"},
+        std::tuple{"<u1", 4, "'<u1' is not float32, float16 or uint8"}, std::tuple{"<i1", 4, "'<i1'"}}) {
+    try {
+      read_npy(npy_with_data("bad.npy", descr, "(4,)", std::string(bytes, '\0')));
+      ADD_FAILURE() << descr << " accepted";
+    } catch (const input_error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
 }
