@@ -2,7 +2,7 @@
 # One-shot GPU check (docs/gpu.md): on a machine with an NVIDIA GPU and the
 # CUDA toolkit, and no network, configure for the local GPU, build with every
 # core, run the static kernel checks and the `gpu` tests, measure the
-# ceilings, run the quick sweep on the cuda backend, and write logs, JSON and
+# ceilings, run flash3_fp8 beside flash3 (fp8.json), the quick sweep on the cuda backend, and write logs, JSON and
 # a summary table into OUT_DIR, printing the summary last.
 #
 #   scripts/gpu_check.sh OUT_DIR
@@ -130,8 +130,13 @@ cp -f "$build/kernel_resources.json" "$out/" 2>/dev/null
 step gpu_tests "$out/gpu_tests.log" 150 ctest --test-dir "$build" -L gpu --output-on-failure \
   --timeout "$test_timeout" -j 1 --output-junit "$out/gpu_tests.xml"
 
-# ---- ceilings, quick sweep ------------------------------------------------------------------
+# ---- ceilings, fp8 beside bf16 (issue 16), quick sweep ----------------------------------------
 step ceilings "$out/ceilings.txt" 60 "$bin" ceilings --backend cuda
+# flash3_fp8 (e4m3) and flash3 (bf16) on the issue's shapes in one run, so their ratio is
+# measured, not assembled (each row skips the other's dtype, recorded as skipped).
+step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$bin" sweep --backend cuda --variant flash3,flash3_fp8 \
+  --dtype bf16,e4m3 --head-dim 128 --batch 4 --heads 16 --seq 4096,8192,16384 --mask none,causal \
+  --reps 5 --out "$out/fp8.json"
 export ATTNBENCH_BIN="$bin"
 step sweep "$out/sweep.log" 300 "$root/scripts/resume_sweep.sh" \
   --preset quick --backend cuda --out "$out/quick.json" "${sweep_args[@]}"
@@ -230,6 +235,16 @@ if doc is not None:
                      f"{v['ok']:>5d}/{v['skip']}/{v['fail']:<4d}  {res}")
 else:
     lines.append("no sweep result (quick.json): see sweep.log")
+fp8 = os.path.join(out, "fp8.json")
+if os.path.exists(fp8):  # flash3_fp8 beside flash3 bf16, one run
+    rows = [b for b in json.load(open(fp8)).get("benchmarks", []) if b.get("status") == "ok"]
+    lines.append("")
+    lines.append(f"{'fp8 vs bf16':24s} {'Nq':>6s} {'mask':>7s} {'TFLOP/s':>8s} {'rel err':>9s} {'e2e err':>9s}")
+    for b in sorted(rows, key=lambda b: (b.get("mask", ""), b.get("Nq", 0), b.get("variant", ""))):
+        e2e = b.get("e2e_rel_err")
+        lines.append(f"{b.get('variant', '?') + ' ' + b.get('dtype', '?'):24s} {b.get('Nq', 0):6d} "
+                     f"{b.get('mask', '?'):>7s} {b.get('tflops') or 0:8.1f} {b.get('rel_err') or 0:9.2e} "
+                     f"{e2e if e2e is not None else float('nan'):9.2e}")
 print("\n".join(lines))
 PY
 say "done in $(( $(date +%s) - t_start ))s; outputs in $out"
