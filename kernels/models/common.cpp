@@ -14,8 +14,6 @@ double model_flops_softmax(const problem& p) {
   return 4.0 * p.d * static_cast<double>(visible_pairs_per_batch(p)) * p.B;
 }
 
-double model_bytes_min(const problem& p) {
-  return static_cast<double>(es(p) * (p.q_elems() + 2 * p.kv_elems() + p.o_elems()));
-}
+double model_bytes_min(const problem& p) { return static_cast<double>(io_bytes(p)); }
 
 }  // namespace attnbench

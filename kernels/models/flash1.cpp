@@ -13,12 +13,13 @@ using namespace model_terms;
 double model_flops_executed_flash1(const problem& p) { return model_flops_executed_flash2(p); }
 
 double model_bytes_flash1(const problem& p) {
-  const std::int64_t e = es(p);
-  std::int64_t per_head = p.Nq * (p.d * e + 2 * f32);  // O = 0, l = 0, m = -inf
+  const std::int64_t e = es(p), o = eo(p);
+  std::int64_t per_head = p.Nq * (p.d * o + 2 * f32);  // O = 0, l = 0, m = -inf
   for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) {
     const span64 s = causal_bounded_kv_tiles(p, qt);
+    // per visited block and row: Q read, O read and written, l and m read and written
     per_head += 2 * p.d * e * keys_in_tiles(p, s) +
-                s.size() * q_tile_rows(p, qt) * (3 * p.d * e + 4 * f32);
+                s.size() * q_tile_rows(p, qt) * (p.d * e + 2 * p.d * o + 4 * f32);
   }
   return static_cast<double>(p.B * p.H * per_head);
 }
@@ -34,7 +35,7 @@ double model_bytes_flash1_cuda(const problem& p) {
     // Q_i once (a tile that visits no key tile returns before reading it), K_j and V_j
     per_head += (s.empty() ? 0 : r * p.d * e) + 2 * keys * p.d * e;
     if (s.size() > 1) per_head += 2 * (s.size() - 1) * r * state_row;  // state written + read back
-    per_head += r * p.d * e + f32 * r;  // O and lse written by the last block
+    per_head += r * p.d * eo(p) + f32 * r;  // O and lse written by the last block
   }
   return static_cast<double>(p.B * p.H * per_head);
 }

@@ -37,7 +37,7 @@ template <class Keys>
 std::int64_t flash2_bytes_per_head(const problem& p, Keys keys) {
   std::int64_t n = 0;
   for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt)
-    n += q_tile_rows(p, qt) * (2 * p.d * es(p) + f32) + 2 * p.d * es(p) * keys(qt);
+    n += q_tile_rows(p, qt) * (p.d * (es(p) + eo(p)) + f32) + 2 * p.d * es(p) * keys(qt);
   return n;
 }
 
@@ -80,7 +80,7 @@ double model_bytes_flash2(const problem& p) {
 double model_bytes_sparse(const problem& p) {
   if (p.mask.has_sparse())
     return static_cast<double>(sparse_list_sum(p, [&](std::int64_t rows, std::int64_t keys) {
-      return rows * (2 * p.d * es(p) + f32) + 2 * p.d * es(p) * keys;
+      return rows * (p.d * (es(p) + eo(p)) + f32) + 2 * p.d * es(p) * keys;
     }));
   const auto per_head = flash2_bytes_per_head(p, [&](std::int64_t qt) { return sparse_keys(p, qt); });
   return static_cast<double>(p.B * p.H * per_head);
@@ -88,15 +88,14 @@ double model_bytes_sparse(const problem& p) {
 
 model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan) {
   const problem& q = plan.geometry;
-  const double e = dtype_bytes(p.type);
+  const double e = es(p), o = eo(p);  // Q, K, V; O
   if (plan.walk == tile_walk::visible && plan.pack == 1 && plan.splits == 1 && q.mask.has_sparse()) {
     // The listed walk (cuda::plan_uses_tile_list): per (head, query tile) the
     // real keys of its listed tiles; Q, O and lse once per query tile that
     // visits a tile (an empty one writes O and lse only).
     const double flops_exec = 4.0 * p.d * sparse_list_sum(q, [](std::int64_t r, std::int64_t k) { return r * k; });
     const double bytes = static_cast<double>(sparse_list_sum(q, [&](std::int64_t r, std::int64_t k) {
-      return 2 * p.d * dtype_bytes(p.type) * k + (k > 0 ? r * p.d * dtype_bytes(p.type) : 0) +
-             r * (p.d * dtype_bytes(p.type) + 4);
+      return 2 * p.d * es(p) * k + (k > 0 ? r * p.d * es(p) : 0) + r * (p.d * eo(p) + f32);
     }));
     return {model_flops_softmax(p), flops_exec, bytes};
   }
@@ -115,11 +114,11 @@ model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan)
       flops_exec += 4.0 * p.d * static_cast<double>(R * keys);
       bytes += 2.0 * p.d * e * keys;                      // K and V tiles
       if (!ord.empty()) bytes += R * p.d * e;             // Q (an empty split skips it)
-      bytes += plan.splits == 1 ? R * (p.d * e + 4)       // O and lse, once
+      bytes += plan.splits == 1 ? R * (p.d * o + 4)       // O and lse, once
                                 : R * (p.d + 1) * 4.0;    // fp32 partial O and lse
     }
     if (plan.splits > 1)  // merge: read every partial, write O and lse
-      bytes += R * (plan.splits * (p.d + 1) * 4.0 + p.d * e + 4);
+      bytes += R * (plan.splits * (p.d + 1) * 4.0 + p.d * o + 4);
   }
   const double ctas = static_cast<double>(p.B * (p.H / plan.pack));
   return {model_flops_softmax(p), flops_exec * ctas, bytes * ctas};

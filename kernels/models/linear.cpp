@@ -74,7 +74,7 @@ double model_bytes_linear(const problem& p) {
   if (!linear_causal(p)) {
     const std::int64_t state_pass = p.B * p.Hkv * (2 * p.Nkv * p.d * e + state_bytes(p));
     const std::int64_t out_pass =
-        p.B * p.H * (num_q_tiles(p) * state_bytes(p) + 2 * p.Nq * p.d * e);
+        p.B * p.H * (num_q_tiles(p) * state_bytes(p) + p.Nq * p.d * (e + eo(p)));
     return static_cast<double>(state_pass + out_pass);
   }
   const std::int64_t nc = num_kv_tiles(p), c0 = linear_first_chunk(p);
@@ -84,9 +84,9 @@ double model_bytes_linear(const problem& p) {
       p.B * p.Hkv * (2 * (nc - 1) * p.Bc * p.d * e + (nc - c0) * state_bytes(p));
   // Output pass per (batch, head): rows with i' < 0 are written as zeros;
   // each chunk reads its state, its Q rows and K/V keys, writes its O rows.
-  std::int64_t out = std::max<std::int64_t>(0, p.Nq - p.Nkv) * p.d * e;
+  std::int64_t out = std::max<std::int64_t>(0, p.Nq - p.Nkv) * p.d * eo(p);
   for (std::int64_t c = c0; c < nc; ++c)
-    out += state_bytes(p) + linear_chunk_rows(p, c).size() * 2 * p.d * e +
+    out += state_bytes(p) + linear_chunk_rows(p, c).size() * p.d * (e + eo(p)) +
            kv_tile_cols(p, c) * 2 * p.d * e;
   return static_cast<double>(state_pass + p.B * p.H * out);
 }
@@ -112,11 +112,11 @@ double model_bytes_linear_cuda(const problem& p) {
       (keys * p.d * e * (1 + a_tiles) + linear_states_per_kv_head(p) * f32 * state_elems(p));
   std::int64_t out = 0;  // per (b, h)
   if (!linear_causal(p)) {
-    out = ceil_div(p.Nq, cuda_linear_rows) * f32 * state_elems(p) + 2 * p.Nq * p.d * e;
+    out = ceil_div(p.Nq, cuda_linear_rows) * f32 * state_elems(p) + p.Nq * p.d * (e + eo(p));
   } else {
-    out = std::max<std::int64_t>(0, p.Nq - p.Nkv) * p.d * e;  // rows with no key: zeros
+    out = std::max<std::int64_t>(0, p.Nq - p.Nkv) * p.d * eo(p);  // rows with no key: zeros
     for_each_causal_tile(p, [&](std::int64_t rows, std::int64_t k) {
-      out += f32 * state_elems(p) + 2 * rows * p.d * e + 2 * k * p.d * e;
+      out += f32 * state_elems(p) + rows * p.d * (e + eo(p)) + 2 * k * p.d * e;
     });
   }
   return static_cast<double>(state_pass + p.B * p.H * out);

@@ -1,7 +1,8 @@
 // Analytical FLOP and byte models, one home per algorithm: the CPU and the
 // CUDA model of one algorithm side by side (kernels/models/<algorithm>.cpp;
-// docs/models.md derives each formula). Element size of Q, K, V and O
-// follows p.type (dtype_bytes); the score/probability matrices S and P, the
+// docs/models.md derives each formula). One rule for element sizes: Q, K
+// and V at dtype_bytes(p.type), O at output_bytes(p.type) (bf16 for e4m3,
+// else p.type), in every model; the score/probability matrices S and P, the
 // log-sum-exp, FlashAttention-1's l and m and linear attention's state are
 // fp32 (4 bytes) on every backend. Every model is exact for ragged lengths:
 // a partial tile counts its real rows and columns. The CPU kernels count the

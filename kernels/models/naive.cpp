@@ -32,8 +32,8 @@ double model_bytes_naive(const problem& p) {
   // Per (batch, head): pass 1 reads Q once and K once per query tile, writes
   // S; pass 2 reads S and writes P row by row; pass 3 reads P, V once per
   // query tile, writes O.
-  const std::int64_t per_head = es(p) * (2 * p.Nq * p.d + 2 * num_q_tiles(p) * p.Nkv * p.d) +
-                                4 * f32 * p.Nq * p.Nkv;
+  const std::int64_t per_head = es(p) * (p.Nq * p.d + 2 * num_q_tiles(p) * p.Nkv * p.d) +
+                                eo(p) * p.Nq * p.d + 4 * f32 * p.Nq * p.Nkv;
   return static_cast<double>(p.B * p.H * per_head);
 }
 
@@ -49,7 +49,7 @@ double model_bytes_naive_cuda(const problem& p) {
   const std::int64_t s = p.Nq * p.Nkv;
   std::int64_t per_head = gemm_read_bytes(p.Nq, p.Nkv, p.d, e, e) + f32 * s;  // S = QK^T
   per_head += 2 * f32 * s + f32 * s + f32 * p.Nq;  // softmax: S read twice, P and lse written
-  per_head += gemm_read_bytes(p.Nq, p.d, p.Nkv, f32, e) + e * p.Nq * p.d;  // O = PV
+  per_head += gemm_read_bytes(p.Nq, p.d, p.Nkv, f32, e) + eo(p) * p.Nq * p.d;  // O = PV
   return static_cast<double>(p.B * p.H * per_head);
 }
 
@@ -73,7 +73,7 @@ double model_bytes_cublas_unfused(const problem& p) {
   const std::int64_t s = score_elems(p);
   std::int64_t b = e * p.q_elems() + e * p.kv_elems() + f32 * s;  // GEMM 1: Q, K once; S written
   b += 2 * f32 * s + e * s + f32 * p.rows();                        // softmax
-  b += e * s + e * p.kv_elems() + e * p.o_elems();                  // GEMM 2: P, V once; O written
+  b += e * s + e * p.kv_elems() + eo(p) * p.o_elems();              // GEMM 2: P, V once; O written
   return static_cast<double>(b);
 }
 

@@ -2,6 +2,7 @@
 // comments; docs/models.md has the general formulas).
 #include <gtest/gtest.h>
 
+#include "kernels/cuda/flash2/flash2_params.hpp"
 #include "kernels/models/models.hpp"
 
 using namespace attnbench;
@@ -97,6 +98,47 @@ TEST(models, bytes_linear_by_hand) {
   // Nq > Nkv: rows with i' < 0 are written as zeros (3 rows x 32 bytes).
   const problem z = make(1, 1, 1, 5, 2, 8, "causal");
   EXPECT_EQ(model_bytes_linear(z), /*state*/ 288 + /*zeros*/ 96 + /*chunk 0*/ 288 + 2 * 64 + 2 * 64);
+}
+
+// e4m3 (issue 16): Q, K, V at 1 byte, O at output_bytes = 2 (bf16), S/P/lse/l/m
+// and states at 4, in every model. Causal 40 x 40, d = 8, 16 x 16 tiles, B = H = 1:
+// |Q| = |K| = |V| = |O| = 320 elements, 1600 scores.
+TEST(models, e4m3_bytes_by_hand) {
+  problem c = make(1, 1, 1, 40, 40, 8, "causal");
+  c.type = dtype::e4m3;
+  ASSERT_EQ(dtype_bytes(c.type), 1);
+  ASSERT_EQ(output_bytes(c.type), 2);
+  EXPECT_EQ(model_bytes_min(c), 3 * 320 + 2 * 320);
+  // flash2: per query tile rows x (Q 8 + O 16 + lse 4) + 16 bytes per key (K, V):
+  // 16 x 28 + 16 x 16 = 704; 16 x 28 + 16 x 32 = 960; 8 x 28 + 16 x 40 = 864.
+  EXPECT_EQ(model_bytes_flash2(c), 704 + 960 + 864);
+  // The CUDA walk (flash2 rows, and flash3_fp8 through model_flash3_cuda) counts
+  // the same when every query tile visits a key tile.
+  cuda::flash2_plan plan;
+  plan.geometry = c;
+  EXPECT_EQ(model_flash2_cuda(c, plan).bytes, 704 + 960 + 864);
+  EXPECT_EQ(model_flash3_cuda(c, c, 1, tile_walk::causal_bound).bytes, 704 + 960 + 864);
+  // sparse, local:3,0: the last tile reads keys 16..39 only: 8 x 28 + 16 x 24.
+  problem w = make(1, 1, 1, 40, 40, 8, "local:3,0");
+  w.type = dtype::e4m3;
+  EXPECT_EQ(model_bytes_sparse(w), 704 + 960 + 224 + 384);
+  // naive: Q 320 + K, V 3 x 320 each + O 640 + S/P 4 x 6400.
+  EXPECT_EQ(model_bytes_naive(c), 320 + 1920 + 640 + 25600);
+  // flash1: init O, l, m 40 x (16 + 8) = 960; per block 16 bytes per key and per row
+  // Q 8 + O read and written 32 + l, m 16 = 56: (256 + 896) + (512 + 1792) + (640 + 1344).
+  EXPECT_EQ(model_bytes_flash1(c), 960 + 1152 + 2304 + 1984);
+  // flash1 (cuda): per tile Q + K/V + state round trips + O (2 bytes) + lse:
+  // 128 + 256 + 0 + 256 + 64; 128 + 512 + 1280 + 256 + 64; 64 + 640 + 1280 + 128 + 32.
+  EXPECT_EQ(model_bytes_flash1_cuda(c), 704 + 2240 + 2144);
+  // cublas_unfused: Q, K 640 + S 6400; S read twice 12800 + P 1600 + lse 160; P 1600 + V 320 + O 640.
+  EXPECT_EQ(model_bytes_cublas_unfused(c), 7040 + 14560 + 2560);
+  // naive (cuda), t = 32: Q 640 + K 640 + S 6400; 12800 + 6400 + 160; P 6400 + V 640 + O 640.
+  EXPECT_EQ(model_bytes_naive_cuda(c), 7680 + 19360 + 7680);
+  // linear, non-causal, Nq = 20, Nkv = 10, H = 2, Hkv = 1: state pass K, V 160 + 288;
+  // per head 2 state reads 576 + Q 160 + O 320.
+  problem l = make(1, 2, 1, 20, 10, 8, "none");
+  l.type = dtype::e4m3;
+  EXPECT_EQ(model_bytes_linear(l), 448 + 2 * (576 + 480));
 }
 
 TEST(models, flash1_traffic_grows_with_key_tiles) {
