@@ -1,6 +1,7 @@
 #include "kernels/cpu/cpu_common.hpp"
 
 #include "kernels/cpu/exp_approx.hpp"
+#include "kernels/cpu/round_dtype.hpp"
 #include "kernels/cpu/tile_gemm.hpp"
 
 #include <bit>
@@ -129,6 +130,16 @@ ATTNBENCH_CLONES float sum(const float* x, std::int64_t n) {
   return s;
 }
 
+ATTNBENCH_CLONES void round_bf16(float* x, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) x[j] = bf16_round(x[j]);
+}
+
+ATTNBENCH_CLONES void offset_round_e4m3(float* x, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < n; ++j) x[j] = e4m3_round_fast(fp8_p_offset * x[j]);
+}
+
 void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
               float masked) {
   mask_strided(p, 0, i, c0, row, 1, n, masked);
@@ -153,10 +164,10 @@ void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t
 }
 
 void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
-                     std::int64_t cols, byte_counter& c) {
+                     std::int64_t cols, byte_counter& c, std::int64_t elem) {
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t x = 0; x < cols; ++x) tile[x * ld + r] = global[r * cols + x];
-  c.add(static_cast<std::int64_t>(sizeof(float)) * rows * cols);
+  c.add(elem * rows * cols);
 }
 
 // ---- runner base ---------------------------------------------------------------------

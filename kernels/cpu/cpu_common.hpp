@@ -7,9 +7,11 @@
 // each algorithm's workspace); "on-chip" means a thread's tile buffers. Every
 // read or write of global memory goes through load()/store() (copies),
 // load_transposed() or read_tile() (a tile used where it lies, its rows being
-// contiguous), which count 4 bytes per float (the CPU computes in fp32);
-// kernels/models/models.cpp predicts the same totals with dtype_bytes(p.type),
-// equal at fp32.
+// contiguous), which count `elem` bytes per element: the size of the array's
+// dtype (4 by default: fp32 arrays and the workspace). The arrays hold floats
+// whatever the dtype (values already rounded to it, the CPU computes in
+// fp32); flash2 and sparse at bf16 or e4m3 pass dtype_bytes(p.type) for Q, K,
+// V and output_bytes(p.type) for O, as kernels/models/ counts them.
 #pragma once
 
 #include <cstdint>
@@ -36,28 +38,29 @@ class byte_counter {
   std::vector<slot> slots_;
 };
 
-// Counted copies of `n` floats (global -> tile, tile -> global).
-inline void load(float* tile, const float* global, std::int64_t n, byte_counter& c) {
+// Counted copies of `n` elements of `elem` bytes each in the array's dtype
+// (global -> tile, tile -> global).
+inline void load(float* tile, const float* global, std::int64_t n, byte_counter& c, std::int64_t elem = 4) {
   std::memcpy(tile, global, sizeof(float) * n);
-  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+  c.add(elem * n);
 }
-inline void store(float* global, const float* tile, std::int64_t n, byte_counter& c) {
+inline void store(float* global, const float* tile, std::int64_t n, byte_counter& c, std::int64_t elem = 4) {
   std::memcpy(global, tile, sizeof(float) * n);
-  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+  c.add(elem * n);
 }
 // A tile read where it lies (its rows are already contiguous): counted as
 // load() counts, no copy.
-inline const float* read_tile(const float* global, std::int64_t n, byte_counter& c) {
-  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+inline const float* read_tile(const float* global, std::int64_t n, byte_counter& c, std::int64_t elem = 4) {
+  c.add(elem * n);
   return global;
 }
 // Counted load of a rows x cols row-major block stored transposed:
 // tile[x * ld + r] = global[r * cols + x] (ld >= rows).
 void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
-                     std::int64_t cols, byte_counter& c);
-inline void fill_store(float* global, float value, std::int64_t n, byte_counter& c) {
+                     std::int64_t cols, byte_counter& c, std::int64_t elem = 4);
+inline void fill_store(float* global, float value, std::int64_t n, byte_counter& c, std::int64_t elem = 4) {
   for (std::int64_t x = 0; x < n; ++x) global[x] = value;
-  c.add(static_cast<std::int64_t>(sizeof(float)) * n);
+  c.add(elem * n);
 }
 
 // ---- tile products (row-major, single-threaded; tile_gemm.hpp) ---------------------
@@ -95,6 +98,15 @@ void scale(float* x, std::int64_t n, float a);
 // x[j] = elu(x[j]) + 1
 void elu1(float* x, std::int64_t n);
 float sum(const float* x, std::int64_t n);
+// x[j] = bf16(x[j]) (round to nearest even; infinities and NaN unchanged): O
+// written in bf16 (output_dtype of bf16 and e4m3), kept as floats.
+void round_bf16(float* x, std::int64_t n);
+// The P of the fp8 path (FA3's Max_offset = 8): x[j] = e4m3(256 x[j]) for
+// x[j] in [0, 1], so P = 2^8 exp(s - m) lies in (0, 256] and every p >= 2^-14
+// becomes an e4m3 normal (>= 2^-6) instead of a subnormal.
+void offset_round_e4m3(float* x, std::int64_t n);
+inline constexpr float fp8_p_offset = 256.0f;               // 2^8
+inline constexpr float fp8_ln_offset = 5.545177444479562f;  // ln 2^8
 
 // Masks row i of a score tile holding keys [c0, c0 + n): entries of keys not
 // visible to i become `masked` (-inf for softmax, 0 for linear attention).

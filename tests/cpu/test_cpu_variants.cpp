@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "core/block_layout.hpp"
+#include "core/fp8.hpp"
 #include "core/mask.hpp"
+#include "kernels/cpu/round_dtype.hpp"
 #include "kernels/models/models.hpp"
 #include "kernels/registry.hpp"
 #include "harness/tensors.hpp"
@@ -124,14 +127,17 @@ TEST_P(cpu_variant, rows_without_visible_keys_are_zero) {
   }
 }
 
-// supports(): the CPU computes in fp32 only; reasons are one non-empty line.
+// supports(): no CPU row takes fp16 (flash2 and sparse also take bf16 and
+// e4m3, computing in fp32); reasons are one non-empty line.
 TEST_P(cpu_variant, supports_gives_reasons) {
   const variant& v = row();
   problem p;
   p.type = dtype::fp16;
   const support s = v.supports(p);
   EXPECT_FALSE(s.ok);
-  EXPECT_EQ(s.reason, v.name + " (cpu) computes in fp32, not fp16");
+  const bool low = v.name == "flash2" || v.name == "sparse";
+  EXPECT_EQ(s.reason,
+            v.name + (low ? " (cpu) computes in fp32, bf16, e4m3, not fp16" : " (cpu) computes in fp32, not fp16"));
   for (const char* mask : {"none", "causal", "local:3,3", "causal+global:2"}) {
     problem q;
     q.H = 4;
@@ -242,6 +248,99 @@ TEST(cpu_variants, expected_rows_and_support_rules) {
   p.mask = parse_mask("causal");
   EXPECT_TRUE(lin->supports(p).ok);
   EXPECT_EQ(lin->math, attention_math::linear);
+}
+
+// ---- bf16 and e4m3 on the CPU (issue 16) ---------------------------------------------
+
+// e4m3 inputs as the harness hands them over (host_inputs::scales): every value
+// of a tensor is an e4m3 code times the tensor's scale, amax / 448.
+host_inputs e4m3_inputs(const problem& p, std::uint64_t seed) {
+  problem f = p;
+  f.type = dtype::fp32;
+  host_inputs in = make_inputs(f, seed);
+  in.p = p;
+  for (auto [t, s] : {std::pair{&in.q, &in.scales.q}, {&in.k, &in.scales.k}, {&in.v, &in.scales.v}}) {
+    *s = e4m3_scale_for(*t);
+    for (float& x : *t) x = e4m3_to_float(e4m3_from_float(x / *s)) * *s;
+  }
+  return in;
+}
+
+// The fp8 shapes: ragged lengths, Nq != Nkv both ways, causal, local+global, GQA, Nq = 1.
+std::vector<problem> fp8_problems() {
+  return {make_problem(1, 2, 2, 37, 37, 64, dtype::e4m3, "none", 16, 16),
+          make_problem(2, 4, 2, 50, 83, 32, dtype::e4m3, "causal", 32, 16),
+          make_problem(1, 8, 1, 83, 50, 64, dtype::e4m3, "causal", 16, 32),
+          make_problem(1, 4, 4, 100, 130, 128, dtype::e4m3, "local:20,5+global:3", 64, 64),
+          make_problem(2, 6, 3, 1, 70, 16, dtype::e4m3, "none", 16, 16),
+          make_problem(1, 4, 1, 129, 129, 64, dtype::e4m3, "causal+global:5", 64, 64)};
+}
+
+host_outputs run_row(const char* name, const host_inputs& in) {
+  return run_once(*find_variant(name, backend_kind::cpu), in);
+}
+
+// flash2 at e4m3 against the fp64 reference on the quantised inputs: within
+// the harness's 2^-4 and clearly above fp32's error, because P is rounded to
+// e4m3 (3 mantissa bits). Controls on the same inputs: fp32 (no P rounding, O
+// in fp32) is at the fp32 level, bf16 (O rounded to bf16, P not rounded) well
+// below e4m3's error, so the check sees the P rounding and not just the
+// rounding of O. The lse is unaffected by the rounding (l sums the unrounded
+// P) and has the offset 8 ln 2 taken out.
+TEST(cpu_variants, flash2_e4m3_matches_the_reference_on_quantised_inputs) {
+  for (const problem& p : fp8_problems()) {
+    const variant& v = *find_variant("flash2", backend_kind::cpu);
+    ASSERT_TRUE(v.supports(p).ok) << v.supports(p).reason;
+    const host_inputs in = e4m3_inputs(p, 16);
+    const auto rows = all_rows(p);
+    const reference_rows ref = reference_softmax(in, rows);
+    const host_outputs out = run_once(v, in);
+    const error_report e = compare_rows(p, out.o, out.lse, rows, ref.o, ref.lse);
+    host_inputs as32 = in, as16 = in;
+    as32.p.type = dtype::fp32;
+    as16.p.type = dtype::bf16;
+    const host_outputs out32 = run_once(v, as32), out16 = run_once(v, as16);
+    const error_report e32 = compare_rows(as32.p, out32.o, out32.lse, rows, ref.o, ref.lse);
+    const error_report e16 = compare_rows(as16.p, out16.o, out16.lse, rows, ref.o, ref.lse);
+    const std::string name = v.benchmark_name(p);
+    EXPECT_TRUE(e.ok(1.0 / 16)) << name << ": rel_l2 " << e.rel_l2 << ", nonfinite " << e.nonfinite;
+    EXPECT_GT(e.rel_l2, 3e-3) << name << ": P rounding not visible";
+    EXPECT_LT(e32.rel_l2, 1e-5) << name;
+    EXPECT_GT(e.rel_l2, 3 * e16.rel_l2) << name << ": no more error than bf16's O rounding";
+    EXPECT_LT(e.lse_max_abs, 1e-4) << name << ": lse (the offset 8 ln 2 = 5.55 left in?)";
+    for (float x : out.o) ASSERT_EQ(cpu::bf16_round(x), x) << name << ": O not in bf16";
+    std::printf("%s: rel_l2 e4m3 %.3g, bf16 %.3g, fp32 %.3g; lse %.2g\n", name.c_str(), e.rel_l2, e16.rel_l2,
+                e32.rel_l2, e.lse_max_abs);
+  }
+}
+
+// Rows with no visible key at e4m3: O = 0 and lse = -inf, as at fp32.
+TEST(cpu_variants, flash2_e4m3_rows_without_keys) {
+  const problem p = make_problem(1, 2, 1, 70, 20, 16, dtype::e4m3, "causal", 16, 16);
+  const host_outputs out = run_row("flash2", e4m3_inputs(p, 5));
+  for (std::int64_t i = 0; i < 50; ++i) {  // i' = i - 50 < 0
+    EXPECT_TRUE(std::isinf(out.lse[i]) && out.lse[i] < 0) << i;
+    for (std::int64_t c = 0; c < p.d; ++c) ASSERT_EQ(out.o[i * p.d + c], 0.0f);
+  }
+  for (std::int64_t i = 50; i < 70; ++i) EXPECT_TRUE(std::isfinite(out.lse[i])) << i;
+}
+
+// bf16: O rounded to bf16 (every value a bf16), error within bf16's 2^-8 and above fp32's.
+TEST(cpu_variants, flash2_bf16_writes_o_in_bf16) {
+  for (const char* name : {"flash2", "sparse"}) {
+    const problem p = make_problem(2, 4, 2, 77, 45, 40, dtype::bf16, "local:9,2+global:3", 32, 16);
+    host_inputs in = make_inputs(p, 3);
+    for (auto* t : {&in.q, &in.k, &in.v})
+      for (float& x : *t) x = cpu::bf16_round(x);
+    const auto rows = all_rows(p);
+    const reference_rows ref = reference_softmax(in, rows);
+    const host_outputs out = run_row(name, in);
+    const error_report e = compare_rows(p, out.o, out.lse, rows, ref.o, ref.lse);
+    EXPECT_TRUE(e.ok(1.0 / 256)) << name << ": rel_l2 " << e.rel_l2;
+    EXPECT_GT(e.rel_l2, 1e-4) << name;
+    EXPECT_LT(e.lse_max_abs, 1e-4) << name;
+    for (float x : out.o) ASSERT_EQ(cpu::bf16_round(x), x) << name;
+  }
 }
 
 }  // namespace

@@ -5,16 +5,21 @@
 // that are not multiples of the micro-kernel's 6 rows or 16 lanes; and the
 // flash rows on the portable path. Every
 // checker is first shown to reject a corrupted result (negative controls).
+// The bf16 and e4m3 rounding of the rows' low-precision paths (issue 16)
+// against core's e4m3 codec and an exhaustive bf16 rounding.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "core/fp8.hpp"
 #include "core/mask.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/round_dtype.hpp"
 #include "kernels/cpu/tile_gemm.hpp"
 #include "kernels/cpu/tile_softmax.hpp"
 #include "kernels/reference/attention_reference.hpp"
@@ -266,6 +271,77 @@ TEST(tile_kernels, flash_rows_on_the_portable_path_match_the_reference) {
       const error_report e = compare_rows(p, out.o, out.lse, rows, ref.o, ref.lse);
       EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2;
     }
+}
+
+// Values that exercise e4m3 rounding: every finite code, the midpoint of each
+// pair of neighbours (ties go to the even code) and a float either side of
+// it, random magnitudes over 2^-12 .. 2^10 (subnormals, normals, saturation),
+// both signs, and the specials.
+std::vector<float> e4m3_probe_values() {
+  std::vector<float> xs;
+  for (int c = 0; c < 0x7E; ++c) {
+    const float a = e4m3_to_float(static_cast<std::uint8_t>(c)), b = e4m3_to_float(static_cast<std::uint8_t>(c + 1));
+    const float mid = 0.5f * (a + b);  // exact: a and b have 4 significant bits
+    for (float x : {a, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) {
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  }
+  std::mt19937_64 gen(16);
+  std::uniform_real_distribution<float> m(1.0f, 2.0f);
+  std::uniform_int_distribution<int> e(-12, 10);
+  for (int i = 0; i < 200000; ++i) xs.push_back((i % 2 ? -1.0f : 1.0f) * std::ldexp(m(gen), e(gen)));
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x : {0.0f, -0.0f, 448.0f, 449.0f, 463.9f, 464.0f, 480.0f, 1e30f, inf, -inf, std::ldexp(1.0f, -10),
+                  std::ldexp(3.0f, -10), std::ldexp(1.0f, -6) - std::ldexp(1.0f, -11)})
+    xs.push_back(x);
+  return xs;
+}
+
+TEST(tile_kernels, e4m3_round_fast_matches_the_core_codec) {
+  const std::vector<float> xs = e4m3_probe_values();
+  int moved = 0;
+  for (float x : xs) {
+    const float want = e4m3_round(x);
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(e4m3_round_fast(x)), std::bit_cast<std::uint32_t>(want)) << x;
+    moved += want != x;
+  }
+  // Control: most probes are not e4m3 values, so equality is not met by leaving x alone.
+  EXPECT_GT(moved, 150000);
+  EXPECT_TRUE(std::isnan(e4m3_round_fast(std::numeric_limits<float>::quiet_NaN())));
+  // The vectorised row operation of the fp8 P: e4m3(256 x).
+  std::vector<float> p = random_floats(1000, 7);
+  for (float& x : p) x = std::ldexp(std::fabs(x), -static_cast<int>(std::fabs(x) * 24));  // 2^-24 .. 1
+  std::vector<float> r = p;
+  offset_round_e4m3(r.data(), static_cast<std::int64_t>(r.size()));
+  for (std::size_t i = 0; i < p.size(); ++i) ASSERT_EQ(r[i], e4m3_round(256.0f * p[i])) << p[i];
+}
+
+// The nearest bf16 of x, ties to even, by comparing the two candidates in double.
+float bf16_nearest(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  const float lo = std::bit_cast<float>(u & 0xFFFF0000u), hi = std::bit_cast<float>((u & 0xFFFF0000u) + 0x10000u);
+  const double dl = std::fabs(double(x) - lo), dh = std::fabs(double(hi) - x);
+  if (dl != dh) return dl < dh ? lo : hi;
+  return (std::bit_cast<std::uint32_t>(lo) >> 16) & 1u ? hi : lo;
+}
+
+TEST(tile_kernels, bf16_round_is_round_to_nearest_even) {
+  std::vector<float> xs = random_floats(100000, 9);
+  for (std::uint32_t low : {0x8000u, 0x18000u, 0x7FFFu, 0x8001u})  // ties both ways, either side
+    for (std::uint32_t hi : {0x3F800000u, 0xC0490000u, 0x00010000u}) xs.push_back(std::bit_cast<float>(hi + low));
+  int moved = 0;
+  for (float x : xs) {
+    ASSERT_EQ(bf16_round(x), bf16_nearest(x)) << x;
+    moved += bf16_round(x) != x;
+  }
+  EXPECT_GT(moved, 90000);
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(bf16_round(inf), inf);
+  EXPECT_TRUE(std::isnan(bf16_round(std::numeric_limits<float>::quiet_NaN())));
+  std::vector<float> r(xs.begin(), xs.begin() + 1000);
+  round_bf16(r.data(), 1000);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(r[i], bf16_nearest(xs[i]));
 }
 
 }  // namespace
