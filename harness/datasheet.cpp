@@ -4,15 +4,18 @@ namespace attnbench {
 
 namespace {
 
+// fp8: NVIDIA's H100 and H200 datasheets give "FP8 Tensor Core" with
+// sparsity (SXM 3,958, NVL 3,341, H100 PCIe 3,026 TFLOPS); dense is half.
+// A100 has no FP8 tensor cores: 0, and the context gives no e4m3 peak.
 constexpr datasheet_part datasheet_table[] = {
-    {"H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800},
-    {"H200", "NVIDIA H200 SXM", 67, 494.7, 989.4, 989.4, 4800},
-    {"H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900},
-    {"H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756, 756, 2000},
-    {"H100", "NVIDIA H100 SXM5", 67, 494.7, 989.4, 989.4, 3350},
-    {"A100-SXM4-80GB", "NVIDIA A100 SXM4 80GB", 19.5, 156, 312, 312, 2039},
-    {"A100-SXM4-40GB", "NVIDIA A100 SXM4 40GB", 19.5, 156, 312, 312, 1555},
-    {"A100 80GB PCIe", "NVIDIA A100 PCIe 80GB", 19.5, 156, 312, 312, 1935},
+    {"H200 NVL", "NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 4800, 1670.5},
+    {"H200", "NVIDIA H200 SXM", 67, 494.7, 989.4, 989.4, 4800, 1979},
+    {"H100 NVL", "NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 3900, 1670.5},
+    {"H100 PCIe", "NVIDIA H100 PCIe", 51, 378, 756, 756, 2000, 1513},
+    {"H100", "NVIDIA H100 SXM5", 67, 494.7, 989.4, 989.4, 3350, 1979},
+    {"A100-SXM4-80GB", "NVIDIA A100 SXM4 80GB", 19.5, 156, 312, 312, 2039, 0},
+    {"A100-SXM4-40GB", "NVIDIA A100 SXM4 40GB", 19.5, 156, 312, 312, 1555, 0},
+    {"A100 80GB PCIe", "NVIDIA A100 PCIe 80GB", 19.5, 156, 312, 312, 1935, 0},
 };
 
 }  // namespace
@@ -21,6 +24,12 @@ const datasheet_part* find_datasheet(std::string_view name) {
   for (const auto& d : datasheet_table)
     if (name.find(d.name_contains) != std::string_view::npos) return &d;
   return nullptr;
+}
+
+nlohmann::json datasheet_tflops(const datasheet_part& d) {
+  nlohmann::json t = {{"fp32", d.fp32}, {"tf32", d.tf32}, {"fp16", d.fp16}, {"bf16", d.bf16}};
+  if (d.fp8 > 0) t["e4m3"] = d.fp8;
+  return t;
 }
 
 }  // namespace attnbench

@@ -2,21 +2,28 @@
 // ceilings of the roofline, named by part (docs/json_schema.md).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 namespace attnbench {
 
 // Dense (no sparsity) figures in TFLOP/s and GB/s; tensor-core rates with
 // fp32 accumulation. They assume the tensor boost clock (1830 MHz on H100 and
-// H200), not the maximum clock the driver reports (1980 MHz).
+// H200), not the maximum clock the driver reports (1980 MHz). fp8 is the FP8
+// (e4m3) tensor rate, 0 for parts without FP8 tensor cores (A100).
 struct datasheet_part {
   const char* name_contains;  // matched against the driver's device name
   const char* part;
-  double fp32, tf32, fp16, bf16, bandwidth_gbps;
+  double fp32, tf32, fp16, bf16, bandwidth_gbps, fp8;
 };
 
 // The first row whose name_contains is in `device_name` (more specific names
 // first), or nullptr.
 const datasheet_part* find_datasheet(std::string_view device_name);
+
+// The part's peaks as the context's ceilings.theoretical.tflops, keyed by the
+// dtype names entries carry: fp32, tf32, fp16, bf16 and, where the part has
+// FP8 tensor cores, e4m3.
+nlohmann::json datasheet_tflops(const datasheet_part& d);
 
 }  // namespace attnbench

@@ -30,19 +30,20 @@ namespace cuda {
 namespace {
 
 // Dense per-SM operations per clock (an FMA is 2), by compute capability:
-// fp32 on CUDA cores, tf32/fp16/bf16 on tensor cores with fp32 accumulation.
+// fp32 on CUDA cores, tf32/fp16/bf16/fp8 on tensor cores with fp32 accumulation.
 // Sources: NVIDIA A100 / A6000 / L40S / H100 datasheets divided by SMs x boost
 // clock. GeForce parts (sm_86, sm_89) run fp32-accumulate tensor math at half
-// this rate; the table describes the data-centre parts.
+// this rate; the table describes the data-centre parts. fp8 (e4m3) is twice
+// the bf16 rate on sm_89 and sm_90 and absent (0) before.
 struct ops_per_clock {
   int major, minor;
-  double fp32, tf32, fp16, bf16;
+  double fp32, tf32, fp16, bf16, fp8;
 };
 constexpr ops_per_clock peak_table[] = {
-    {8, 0, 128, 1024, 2048, 2048},
-    {8, 6, 256, 512, 1024, 1024},
-    {8, 9, 256, 512, 1024, 1024},
-    {9, 0, 256, 2048, 4096, 4096},
+    {8, 0, 128, 1024, 2048, 2048, 0},
+    {8, 6, 256, 512, 1024, 1024, 0},
+    {8, 9, 256, 512, 1024, 1024, 2048},
+    {9, 0, 256, 2048, 4096, 4096, 8192},
 };
 
 std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
@@ -204,7 +205,7 @@ class cuda_backend final : public backend {
     nlohmann::json t;
     if (const datasheet_part* d = find_datasheet(prop_.name)) {
       t["bandwidth_gbps"] = d->bandwidth_gbps;
-      t["tflops"] = {{"fp32", d->fp32}, {"tf32", d->tf32}, {"fp16", d->fp16}, {"bf16", d->bf16}};
+      t["tflops"] = datasheet_tflops(*d);  // e4m3: the datasheet's FP8 with sparsity / 2
       t["source"] = fmt::format("datasheet: {}", d->part);
       return t;
     }
@@ -219,6 +220,7 @@ class cuda_backend final : public backend {
                      {"tf32", row.tf32 * per_clk},
                      {"fp16", row.fp16 * per_clk},
                      {"bf16", row.bf16 * per_clk}};
+      if (row.fp8 > 0) t["tflops"]["e4m3"] = row.fp8 * per_clk;
       t["source"] = fmt::format("ops/clock x {} SMs x max clock {:.0f} MHz (an upper bound)",
                                 prop_.multiProcessorCount, sm_hz / 1e6);
     }
