@@ -4,6 +4,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <stdexcept>
+
 #include "core/problem.hpp"
 
 namespace attnbench::cuda {
@@ -38,12 +40,17 @@ __host__ __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
-// Calls f(T{}) with T the element type of t.
+// Calls f(T{}) with T the element type of t. e4m3 has no element type here:
+// its buffers hold codes with a per-tensor scale (device_runner), and a
+// kernel written for float/half/bf16 elements must not be handed them, so
+// e4m3 throws (callers branch on it first; its O is output_dtype's).
 template <class F>
 decltype(auto) dispatch_dtype(dtype t, F&& f) {
   switch (t) {
     case dtype::fp16: return f(__half{});
     case dtype::bf16: return f(__nv_bfloat16{});
+    case dtype::e4m3:
+      throw std::logic_error("dispatch_dtype: e4m3 has no element type; handle its codes and scales first");
     case dtype::fp32: break;
   }
   return f(float{});

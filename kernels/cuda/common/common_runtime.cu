@@ -1,6 +1,8 @@
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "core/fp8.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
 
@@ -14,6 +16,13 @@ void upload(device_buffer& dst, const std::vector<float>& src) {
   for (std::size_t i = 0; i < src.size(); ++i) tmp[i] = from_float<T>(src[i]);
   ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), tmp.data(), tmp.size() * sizeof(T),
                                   cudaMemcpyHostToDevice, stream()));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+// e4m3: the codes of src / scale (exact for host values that are code x scale).
+void upload_e4m3(device_buffer& dst, const std::vector<float>& src, float scale) {
+  const std::vector<std::uint8_t> codes = e4m3_encode(src, scale);
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), codes.data(), codes.size(), cudaMemcpyHostToDevice, stream()));
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
 }
 
@@ -31,8 +40,7 @@ std::vector<float> download(const device_buffer& src, std::size_t n) {
 }  // namespace
 
 std::int64_t device_runner::base_memory_bytes(const problem& p) {
-  const std::int64_t e = dtype_bytes(p.type);
-  return e * (p.q_elems() + 2 * p.kv_elems() + p.o_elems()) + 4 * p.rows();
+  return dtype_bytes(p.type) * (p.q_elems() + 2 * p.kv_elems()) + output_bytes(p.type) * p.o_elems() + 4 * p.rows();
 }
 
 device_runner::device_runner(const problem& p, bool writes_lse)
@@ -41,10 +49,17 @@ device_runner::device_runner(const problem& p, bool writes_lse)
       q_(p.q_elems() * dtype_bytes(p.type)),
       k_(p.kv_elems() * dtype_bytes(p.type)),
       v_(p.kv_elems() * dtype_bytes(p.type)),
-      o_(p.o_elems() * dtype_bytes(p.type)),
+      o_(p.o_elems() * output_bytes(p.type)),
       lse_(writes_lse ? p.rows() * sizeof(float) : 0) {}
 
 void device_runner::set_inputs(const host_inputs& in) {
+  scales_ = in.scales;
+  if (p_.type == dtype::e4m3) {
+    upload_e4m3(q_, in.q, scales_.q);
+    upload_e4m3(k_, in.k, scales_.k);
+    upload_e4m3(v_, in.v, scales_.v);
+    return;
+  }
   dispatch_dtype(p_.type, [&](auto t) {
     using T = decltype(t);
     upload<T>(q_, in.q);
@@ -61,7 +76,7 @@ void device_runner::poison_outputs() {
 
 host_outputs device_runner::get_outputs() {
   host_outputs out;
-  dispatch_dtype(p_.type, [&](auto t) { out.o = download<decltype(t)>(o_, p_.o_elems()); });
+  dispatch_dtype(output_dtype(p_.type), [&](auto t) { out.o = download<decltype(t)>(o_, p_.o_elems()); });
   if (writes_lse_) out.lse = download<float>(lse_, p_.rows());
   return out;
 }

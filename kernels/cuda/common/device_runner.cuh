@@ -1,7 +1,11 @@
-// Base of every CUDA runner: owns Q, K, V (in p.type), O (in p.type) and the
-// log-sum-exp (fp32) on the device, converts inputs on upload and outputs on
-// download, and poisons outputs with NaN (all-ones bit pattern, a NaN in
-// fp32, fp16 and bf16) so elements a kernel never writes show up.
+// Base of every CUDA runner: owns Q, K, V (in p.type), O (in
+// output_dtype(p.type)) and the log-sum-exp (fp32) on the device, converts
+// inputs on upload and outputs on download, and poisons outputs with NaN
+// (all-ones bit pattern, a NaN in fp32, fp16 and bf16) so elements a kernel
+// never writes show up. e4m3: Q, K, V hold the 1-byte codes of each tensor,
+// e4m3_from_float(x / scale) with host_inputs::scales (exact: the host values
+// are code x scale), the scales stay in scales_ for the kernel's descale, and
+// O is bf16.
 // Subclasses allocate their workspace in the constructor and implement run(),
 // which enqueues on cuda::stream() without synchronising.
 #pragma once
@@ -20,13 +24,15 @@ class device_runner : public runner {
   void poison_outputs() override;
   host_outputs get_outputs() override;
 
-  // Device bytes of Q, K, V, O and lse for p (what this base allocates).
+  // Device bytes of Q, K, V (dtype_bytes), O (output_bytes) and lse for p
+  // (what this base allocates).
   static std::int64_t base_memory_bytes(const problem& p);
 
  protected:
   problem p_;
   bool writes_lse_;
   device_buffer q_, k_, v_, o_, lse_;
+  input_scales scales_;  // of the last set_inputs (1 unless e4m3)
 };
 
 }  // namespace attnbench::cuda
