@@ -1,9 +1,10 @@
 // The preset sweeps (docs/sweeps.md). Each group is one chart's data: seq
 // (time vs length), tiles (Br x Bc), masks, density (block-sparse masks),
-// gqa (KV heads), decode. Dtypes are
-// left to the backend default (cuda: bf16 + fp16, cpu: fp32). Presets name no
-// variant: the tiles groups select the rows tagged `tiled`, the others run
-// every row of the backend.
+// gqa (KV heads), decode, fp8 (e4m3 beside bf16). Dtypes are left to the
+// backend default (cuda: bf16 + fp16, cpu: fp32) except in fp8. The tiles
+// groups select the rows tagged `tiled`, the fp8 groups name their rows by
+// backend (cpu:flash2, cuda:flash3, cuda:flash3_fp8), the others run every row
+// of the backend.
 #include <fmt/format.h>
 
 #include "harness/sweep.hpp"
@@ -15,6 +16,36 @@ namespace {
 mask_spec m(const char* s) { return parse_mask(s); }
 
 sweep_group group(std::string name, sweep_axes a) { return {std::move(name), std::move(a)}; }
+
+// fp8 beside bf16 (issue 16) on the same shapes, one dtype per group so that no
+// row meets a dtype it does not claim: cpu flash2 (it claims both) at CPU
+// sizes; cuda flash3 (bf16) and flash3_fp8 (e4m3) at hd 64/128/256 with the
+// issue's target (hd 128, non-causal, N >= 4k) among the lengths. Each group
+// names rows of one backend only, so it is empty on the other.
+void add_fp8_groups(sweep_spec& s, std::vector<std::int64_t> cpu_seq, std::int64_t cpu_batch, std::int64_t cpu_heads,
+                    std::vector<std::int64_t> cuda_seq) {
+  sweep_axes cpu;
+  cpu.variant = {"cpu:flash2"};
+  cpu.type = {dtype::bf16, dtype::e4m3};
+  cpu.seq = std::move(cpu_seq);
+  cpu.batch = {cpu_batch};
+  cpu.heads = {cpu_heads};
+  cpu.head_dim = {64, 128};
+  cpu.mask = {m("none"), m("causal")};
+  s.groups.push_back(group("fp8", cpu));
+  sweep_axes cuda;
+  cuda.seq = std::move(cuda_seq);
+  cuda.batch = {2};
+  cuda.heads = {16};
+  cuda.head_dim = {64, 128, 256};
+  cuda.mask = {m("none"), m("causal")};
+  cuda.variant = {"cuda:flash3"};
+  cuda.type = {dtype::bf16};
+  s.groups.push_back(group("fp8", cuda));
+  cuda.variant = {"cuda:flash3_fp8"};
+  cuda.type = {dtype::e4m3};
+  s.groups.push_back(group("fp8", cuda));
+}
 
 // quick: every chart on 2 CPU cores in <= 3 minutes (measured in the README).
 sweep_spec quick() {
@@ -65,6 +96,8 @@ sweep_spec quick() {
   decode.head_dim = {128};
   decode.mask = {m("causal")};
   s.groups.push_back(group("decode", decode));
+
+  add_fp8_groups(s, {1024}, 1, 8, {1024, 4096, 16384});
   return s;
 }
 
@@ -125,6 +158,8 @@ sweep_spec full() {
   decode.head_dim = {128};
   decode.mask = {m("causal")};
   s.groups.push_back(group("decode", decode));
+
+  add_fp8_groups(s, {1024, 4096}, 2, 16, {1024, 2048, 4096, 8192, 16384});
   return s;
 }
 

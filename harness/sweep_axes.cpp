@@ -3,7 +3,9 @@
 #include "harness/sweep_axes.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <memory>
+#include <optional>
 
 #include "harness/run_defaults.hpp"
 #include "harness/typed_axis.hpp"
@@ -30,6 +32,28 @@ std::vector<i64> seq_or_default(const sweep_axes& a) {
 bool lengths_paired(const sweep_axes& a) { return a.nq.empty() && a.nkv.empty(); }
 std::vector<point_setter> unchanged() { return {[](sweep_point&) {}}; }
 
+// `cpu:NAME` / `cuda:NAME`: the row NAME of that backend, nothing on the
+// other. A CPU run does not load the CUDA rows, so the name is checked only on
+// its own backend: a preset can name a CUDA row (the fp8 groups' flash3_fp8)
+// and still expand on the CPU.
+struct backend_item {
+  backend_kind backend;
+  std::string name;
+};
+std::optional<backend_item> backend_qualified(std::string_view item) {
+  for (backend_kind b : {backend_kind::cpu, backend_kind::cuda}) {
+    const std::string prefix = std::string(to_string(b)) + ":";
+    if (item.starts_with(prefix)) return backend_item{b, std::string(item.substr(prefix.size()))};
+  }
+  return std::nullopt;
+}
+
+std::string parse_variant_axis_item(std::string_view s) {
+  if (const auto q = backend_qualified(s); q && q->name.empty())
+    throw input_error(fmt::format("variant '{}' names no row after the backend", s));
+  return parse_variant_item(s);
+}
+
 template <class T>
 std::unique_ptr<sweep_axis> axis(axis_decl<T> d) {
   return std::make_unique<typed_axis<T>>(std::move(d));
@@ -39,7 +63,7 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
   std::vector<std::unique_ptr<sweep_axis>> t;
   t.push_back(axis<dtype>({
       .name = "dtype",
-      .help = "fp32|fp16|bf16",
+      .help = "fp32|fp16|bf16|e4m3",
       .field = &sweep_axes::type,
       .parse = [](std::string_view s, std::string_view) { return parse_dtype(s); },
       .print = [](const dtype& v) { return ojson(std::string(to_string(v))); },
@@ -137,13 +161,19 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
   }));
   t.push_back(axis<std::string>({
       .name = "variant",
-      .help = "NAME|tag:TAG",
+      .help = "NAME|tag:TAG|cpu:NAME|cuda:NAME",
       .field = &sweep_axes::variant,
-      .parse = [](std::string_view s, std::string_view) { return parse_variant_item(s); },
+      .parse = [](std::string_view s, std::string_view) { return parse_variant_axis_item(s); },
       .print = [](const std::string& v) { return ojson(v); },
       .points = [](const sweep_axes& a, const expand_context& c) {
+        std::vector<std::string> items;
+        for (const std::string& item : a.variant) {
+          const auto q = backend_qualified(item);
+          if (!q || q->backend == c.backend) items.push_back(q ? q->name : item);
+        }
         std::vector<point_setter> out;
-        for (const variant* r : select_variants(a.variant, c.rows, c.backend))
+        if (items.empty() && !a.variant.empty()) return out;  // only the other backend's rows
+        for (const variant* r : select_variants(items, c.rows, c.backend))
           out.push_back([r](sweep_point& p) { p.row = r; });
         return out;
       },

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "harness/sweep.hpp"
@@ -224,5 +225,57 @@ TEST(sweep, presets_cover_every_cpu_variant_and_chart_group) {
   }
   for (const auto& v : registry())
     if (v.backend == backend_kind::cpu) EXPECT_TRUE(runs.count(v.name)) << v.name << " never runs in quick";
-  EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode"}));
+  EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode", "fp8"}));
+}
+
+// The fp8 groups (issue 16): e4m3 beside bf16 on the same shapes. On the CPU,
+// flash2 at both dtypes and nothing skipped; on CUDA (rows standing in for
+// flash3, flash3_fp8 and flash2), flash3_fp8 at e4m3 and flash3 at bf16 on
+// every one of its shapes (in full, the seq group already runs flash3 at
+// d 64/128 on the same shapes and keeps those names: the report pairs by
+// problem, not by group), hd 64/128/256 with hd 128 non-causal N >= 4096
+// among them, and nothing of the CPU-sized group (CUDA's flash2 is not in fp8).
+static std::string shape_of(const configuration& c) {  // the name without variant, backend, dtype
+  const std::string s = c.name.substr(c.name.find('/', c.name.find('/') + 1) + 1);
+  return s.substr(s.find('/'));
+}
+
+TEST(sweep, fp8_groups_put_e4m3_beside_bf16) {
+  for (const char* preset : {"quick", "full"}) {
+    std::map<std::string, std::set<dtype>> cpu;
+    for (const auto& c : expand(make_preset(preset), registry(), backend_kind::cpu)) {
+      if (c.group != "fp8") continue;
+      EXPECT_TRUE(c.sup.ok) << c.name << ": " << c.sup.reason;
+      EXPECT_EQ(c.row->name, "flash2") << c.name;
+      cpu[shape_of(c)].insert(c.p.type);
+    }
+    EXPECT_GE(cpu.size(), 4u) << preset;
+    for (const auto& [shape, types] : cpu) EXPECT_EQ(types, (std::set<dtype>{dtype::bf16, dtype::e4m3})) << shape;
+
+    std::vector<variant> rows;
+    for (const char* name : {"flash2", "flash3", "flash3_fp8"}) {
+      variant v = testing_rows::make_row(name, testing_rows::mode::good);
+      v.backend = backend_kind::cuda;
+      v.caps.dtypes = {std::string(name) == "flash3_fp8" ? dtype::e4m3 : dtype::bf16};
+      rows.push_back(v);
+    }
+    std::set<std::string> fp8_shapes, flash3_bf16_shapes;
+    std::set<std::int64_t> dims;
+    bool target = false;
+    for (const auto& c : expand(make_preset(preset), rows, backend_kind::cuda)) {
+      if (c.row->name == "flash3" && c.p.type == dtype::bf16) flash3_bf16_shapes.insert(shape_of(c));
+      if (c.group != "fp8") continue;
+      EXPECT_TRUE(c.sup.ok) << c.name << ": " << c.sup.reason;
+      EXPECT_NE(c.row->name, "flash2") << c.name;
+      EXPECT_EQ(c.row->name == "flash3_fp8", c.p.type == dtype::e4m3) << c.name;
+      if (c.p.type != dtype::e4m3) continue;
+      fp8_shapes.insert(shape_of(c));
+      dims.insert(c.p.d);
+      target |= c.p.d == 128 && c.p.mask.is_none() && c.p.Nq >= 4096;
+    }
+    EXPECT_GE(fp8_shapes.size(), 18u) << preset;
+    for (const auto& shape : fp8_shapes) EXPECT_TRUE(flash3_bf16_shapes.count(shape)) << preset << shape;
+    EXPECT_EQ(dims, (std::set<std::int64_t>{64, 128, 256})) << preset;
+    EXPECT_TRUE(target) << preset;
+  }
 }

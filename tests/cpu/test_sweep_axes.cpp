@@ -23,7 +23,7 @@ struct axis_example {
 };
 
 const std::map<std::string, axis_example, std::less<>> examples = {
-    {"dtype", {"fp32,bf16", 2, "fp64"}},
+    {"dtype", {"fp32,bf16,e4m3", 3, "fp64"}},
     {"batch", {"1,2", 2, "12a"}},
     {"heads", {"4,8,16", 3, "-4"}},
     {"kv-heads", {"4,H,H/2", 3, "H/0"}},
@@ -33,7 +33,7 @@ const std::map<std::string, axis_example, std::less<>> examples = {
     {"nkv", {"512", 1, "big"}},
     {"mask", {"none,local:255,0,causal+global:4", 3, "local:5"}},
     {"block", {"32x64,64x64", 2, "64*64"}},
-    {"variant", {"t_good,tag:tiled", 2, "tag:frob"}},
+    {"variant", {"t_good,tag:tiled,cuda:t_good", 3, "tag:frob"}},
 };
 
 const axis_example& example(const sweep_axis* a) {
@@ -196,4 +196,31 @@ TEST(sweep_axes, leaves_go_through_make_problem) {
   EXPECT_EQ(c[0].p, make_problem(1, 6, 3, 100, 100, 64, dtype::fp32, "local:3,1+global:2", 16, 32));
   a.head_dim = {100};  // not a multiple of 8: make_problem refuses it
   EXPECT_THROW(expand({"t", {{"g", a}}}, testing_rows::rows(), backend_kind::cpu), input_error);
+}
+
+// cpu:NAME / cuda:NAME (the fp8 groups of the presets name cpu:flash2 and
+// cuda:flash3_fp8): the row of that backend, nothing on the other, and the
+// name is checked only on its own backend (a CPU run loads no CUDA rows).
+TEST(sweep_axes, backend_qualified_variant_names) {
+  std::vector<variant> rows = testing_rows::rows();
+  variant gpu = testing_rows::make_row("t_gpu", testing_rows::mode::good);
+  gpu.backend = backend_kind::cuda;
+  rows.push_back(gpu);
+  sweep_axes a;
+  a.seq = {64};
+  a.type = {dtype::fp32};
+  a.variant = parse_sweep_cli({"--variant", "cpu:t_good,cuda:t_gpu"}).overrides.variant;
+  const auto names = [&](backend_kind b) {
+    std::vector<std::string> n;
+    for (const auto& c : expand({"t", {{"g", a}}}, rows, b)) n.push_back(c.row->name);
+    return n;
+  };
+  EXPECT_EQ(names(backend_kind::cpu), std::vector<std::string>{"t_good"});
+  EXPECT_EQ(names(backend_kind::cuda), std::vector<std::string>{"t_gpu"});
+  a.variant = {"cuda:not_built"};
+  EXPECT_TRUE(names(backend_kind::cpu).empty());  // not an error, and not every row
+  EXPECT_THROW(names(backend_kind::cuda), input_error);
+  a.variant = {"not_built"};  // control: an unqualified name is checked on every backend
+  EXPECT_THROW(names(backend_kind::cpu), input_error);
+  expect_one_line_naming([] { parse_sweep_cli({"--variant", "cuda:"}); }, "cuda:", "empty qualified name");
 }
