@@ -129,6 +129,12 @@ inline double error_bound(const problem& p, std::int64_t max_rows) {
 
 // lse is fp32 from fp32 scores: only exp2/log rounding and summation order.
 constexpr double kLseBound = 2e-3;
+// e4m3: the scores come from the fp8 tensor cores, reported to accumulate
+// with fewer mantissa bits than fp32 (DeepSeek-V3, arXiv 2412.19437
+// 3.3.2: about 14); |s| reaches ~5 on these inputs, so 2^-14 x 5 x sqrt(d / 32)
+// (one rounding per k32 step, d <= 256) ~ 1e-3: 5x margin. The emulator's fp32
+// accumulation stays near 1e-6.
+inline double lse_bound(dtype t) { return t == dtype::e4m3 ? 1e-2 : kLseBound; }
 
 // Rows with no visible key: every element of O is exactly 0 and lse is -inf.
 inline void expect_masked_rows_clean(const problem& p, const host_outputs& out) {
@@ -157,7 +163,7 @@ inline void expect_accurate(const f2_checked_run& c, const problem& p, double bo
   EXPECT_LE(c.err.rel_l2, bound) << what << " first bad row " << c.err.first_bad_row << " (" << c.rows_checked
                                  << " rows checked)";
   EXPECT_LE(c.worst_row_rel, 4 * bound) << what << " worst row " << c.worst_row;
-  EXPECT_LE(c.err.lse_max_abs, kLseBound) << what;
+  EXPECT_LE(c.err.lse_max_abs, lse_bound(p.type)) << what;
   expect_masked_rows_clean(p, c.out);
 }
 

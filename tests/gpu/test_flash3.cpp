@@ -2,9 +2,12 @@
 // the fp64 reference (small shapes, every row) and the on-device fp32
 // reference (large shapes), with flash2's checks: error bound, per-row error,
 // log-sum-exp, rows with no visible key (O = 0, lse = -inf), ragged tiles,
-// Nq != Nkv, local/global masks, packed GQA (G = 3 leaves pad rows). GPU tests
-// skip with the reason when there is no device or it is not sm_90; the host
-// tests (plan, model, supports reasons) run everywhere.
+// Nq != Nkv, local/global masks, packed GQA (G = 3 leaves pad rows).
+// flash3_fp8 (e4m3, d 64/128/256): the same checks against the reference on
+// the quantized inputs (bound 2^-4), and end to end against the reference on
+// the unquantized inputs (bound 2^-3). GPU tests skip with the reason when
+// there is no device or it is not sm_90; the host tests (plan, model,
+// supports reasons) run everywhere.
 #include <gtest/gtest.h>
 
 #include "core/cuda/launch_limits.hpp"
@@ -145,6 +148,110 @@ TEST(Flash3, LongSequencesMatchDeviceReference) {
       EXPECT_EQ(e.nonfinite, 0) << v->benchmark_name(p);
       EXPECT_LE(e.lse_max_abs, 1e-2) << v->benchmark_name(p);
     }
+}
+
+// ---- flash3_fp8 (e4m3) ---------------------------------------------------------
+
+TEST(Flash3Fp8Host, SupportsReasonsAndTiles) {
+  const variant* v = find_variant("flash3_fp8", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->writes_lse);
+  problem p = f3_problem(1, 2, 2, 128, 128, 128, dtype::bf16, "none");
+  EXPECT_EQ(v->supports(p).reason, "flash3_fp8 (cuda) computes in e4m3, not bf16");
+  const variant* f16 = find_variant("flash3", backend_kind::cuda);
+  ASSERT_NE(f16, nullptr);
+  p.type = dtype::e4m3;
+  EXPECT_EQ(f16->supports(p).reason, "flash3 (cuda) computes in bf16, fp16, not e4m3");
+  const std::string why = cuda::flash3_unsupported_reason(p);
+  if (why.empty())
+    EXPECT_TRUE(v->supports(p).ok) << v->supports(p).reason;
+  else
+    EXPECT_EQ(v->supports(p).reason, why);
+  EXPECT_EQ(v->resolved(p).Bc, 128);
+  p.d = 64;
+  EXPECT_EQ(v->resolved(p).Bc, 128);
+  p.d = 256;
+  EXPECT_EQ(v->resolved(p).Bc, 64);  // d = 256: 128 x 64 tiles, as in 16 bits
+  p.d = 96;
+  EXPECT_NE(v->supports(p).reason.find("d=96"), std::string::npos);
+}
+
+// The e4m3 walk is the bf16 walk (same tiles at d = 128) with 1-byte Q, K, V
+// and O still in bf16: the model's bytes drop by exactly half the input
+// traffic.
+TEST(Flash3Fp8Host, ModelMovesOneByteInputsAndBf16Output) {
+  for (const char* m : {"none", "causal", "local:100,0+global:9"}) {
+    const problem b = f3_problem(2, 4, 2, 300, 517, 128, dtype::bf16, m);
+    problem e = b;
+    e.type = dtype::e4m3;
+    const model_figures fb = cuda::model_flash3_row(b), fe = cuda::model_flash3_row(e);
+    EXPECT_DOUBLE_EQ(fe.flops, fb.flops) << m;
+    EXPECT_DOUBLE_EQ(fe.flops_executed, fb.flops_executed) << m;
+    const double o_and_lse = static_cast<double>(b.o_elems()) * 2 + static_cast<double>(b.rows()) * 4;
+    EXPECT_DOUBLE_EQ(fb.bytes - fe.bytes, (fb.bytes - o_and_lse) / 2) << m;
+  }
+}
+
+class Flash3Fp8Instances : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(Flash3Fp8Instances, RaggedMasksGqaAndEdgeShapes) {
+  const std::int64_t d = GetParam();
+  ATTN_REQUIRE_FLASH3(f3_problem(1, 1, 1, 1, 1, d, dtype::e4m3, "none"));
+  for (const char* m : {"none", "causal"})
+    expect_row_accurate("flash3_fp8", f3_problem(2, 3, 3, 200, 333, d, dtype::e4m3, m));
+  for (const char* m : {"local:31,7", "causal+global:70", "local:200,0+global:3"})
+    expect_row_accurate("flash3_fp8", f3_problem(1, 2, 2, 333, 700, d, dtype::e4m3, m));
+  for (std::int64_t hkv : {4, 1})  // G = 2, 8 packed
+    expect_row_accurate("flash3_fp8", f3_problem(2, 8, hkv, 130, 250, d, dtype::e4m3, "causal"));
+  expect_row_accurate("flash3_fp8", f3_problem(1, 6, 2, 130, 250, d, dtype::e4m3, "local:50,0"));  // pad rows
+  expect_row_accurate("flash3_fp8", f3_problem(1, 2, 2, 300, 77, d, dtype::e4m3, "causal"));     // no keys
+  expect_row_accurate("flash3_fp8", f3_problem(1, 8, 1, 1, 1000, d, dtype::e4m3, "none"));       // Nq = 1
+}
+
+// The harness's fp8 path end to end: the fp32 originals quantized per tensor
+// (make_inputs), the kernel's O against the reference on the originals.
+TEST_P(Flash3Fp8Instances, EndToEndAgainstUnquantizedInputs) {
+  const std::int64_t d = GetParam();
+  const problem p = f3_problem(2, 4, 2, 250, 400, d, dtype::e4m3, "causal");
+  ATTN_REQUIRE_FLASH3(p);
+  const variant* v = find_variant("flash3_fp8", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  const host_inputs original = make_original_inputs(p, 1234);
+  host_inputs quantized = original;
+  round_inputs(quantized);
+  ASSERT_NE(quantized.scales.q, 1.f);  // quantized with its own scale
+  auto r = v->make(p);
+  r->set_inputs(quantized);
+  r->poison_outputs();
+  r->run();
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  const host_outputs out = r->get_outputs();
+  const std::vector<std::int64_t> rows = all_rows(p);
+  const reference_rows ref_q = reference_softmax(quantized, rows), ref_o = reference_softmax(original, rows);
+  const error_report own = compare_rows(p, out.o, out.lse, rows, ref_q.o, ref_q.lse);
+  const error_report e2e = compare_rows(p, out.o, {}, rows, ref_o.o, {});
+  EXPECT_EQ(own.nonfinite, 0);
+  EXPECT_LE(own.rel_l2, fixed_bound(dtype::e4m3)) << v->benchmark_name(p);
+  EXPECT_LE(e2e.rel_l2, fp8_e2e_bound) << v->benchmark_name(p);
+  EXPECT_GT(e2e.rel_l2, own.rel_l2 / 4) << "the e2e error includes the inputs' quantization";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllInstantiations, Flash3Fp8Instances, ::testing::Values(64, 128, 256),
+                         [](const auto& info) { return "d" + std::to_string(info.param) + "_e4m3"; });
+
+TEST(Flash3Fp8, LongSequencesMatchDeviceReference) {
+  const problem first = f3_problem(1, 1, 1, 1, 1, 128, dtype::e4m3, "none");
+  ATTN_REQUIRE_FLASH3(first);
+  const variant* v = find_variant("flash3_fp8", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  for (const char* m : {"none", "causal"}) {
+    const problem p = f3_problem(1, 4, 2, 4096, 4096, 128, dtype::e4m3, m);
+    ASSERT_TRUE(v->supports(p).ok) << v->supports(p).reason;
+    const error_report e = compare_with_device_reference(*v, p);
+    EXPECT_LE(e.rel_l2, fixed_bound(dtype::e4m3)) << v->benchmark_name(p) << " first bad row " << e.first_bad_row;
+    EXPECT_EQ(e.nonfinite, 0) << v->benchmark_name(p);
+    EXPECT_LE(e.lse_max_abs, lse_bound(dtype::e4m3)) << v->benchmark_name(p);
+  }
 }
 
 }  // namespace
