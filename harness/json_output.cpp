@@ -117,8 +117,13 @@ std::string entry_line(const json& e) {
   auto num = [&](const char* k) { return e.contains(k) && e[k].is_number() ? e[k].get<double>() : NAN; };
   std::string err = e["rel_err"].is_number() ? fmt::format("{:.1e}", num("rel_err")) : "nan";
   const bool ok = e["err_ok"].is_boolean() && e["err_ok"].get<bool>();
-  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {} {}", name, num("time_ms"),
-                     num("tflops"), num("gbps"), err, ok ? "ok" : "ABOVE TOLERANCE");
+  // Rounded inputs (bf16, fp16, e4m3): also the error against the unrounded fp32
+  // inputs, when it differs (console_line's rule).
+  const double e2e_err = num("e2e_rel_err"), rel = num("rel_err");
+  const std::string e2e =
+      std::isfinite(e2e_err) && std::isfinite(rel) && e2e_err != rel ? fmt::format(" (e2e {:.1e})", e2e_err) : "";
+  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{} {}", name, num("time_ms"),
+                     num("tflops"), num("gbps"), err, e2e, ok ? "ok" : "ABOVE TOLERANCE");
 }
 
 json assemble_results(const json& context, const std::vector<json>& entries) {

@@ -21,8 +21,12 @@ std::string console_line(const result_entry& r, bool profiled) {
   const bool have_err = m.val.checked && std::isfinite(m.val.rel_err);
   const std::string err = have_err ? fmt::format("{:.1e}", m.val.rel_err) : "nan";
   auto finite = [](double x) { return std::isfinite(x) ? x : NAN; };  // as the JSON's nulls print
-  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {} {}", r.name,
-                     f.timed ? f.time.median : NAN, finite(f.tflops), finite(f.gbps), err,
+  // Rounded inputs: the error against the unrounded fp32 inputs too (fp32 copies rel_err).
+  const std::string e2e = have_err && std::isfinite(m.val.e2e_rel_err) && m.val.e2e_rel_err != m.val.rel_err
+                              ? fmt::format(" (e2e {:.1e})", m.val.e2e_rel_err)
+                              : "";
+  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{} {}", r.name,
+                     f.timed ? f.time.median : NAN, finite(f.tflops), finite(f.gbps), err, e2e,
                      m.val.checked && m.val.err_ok ? "ok" : "ABOVE TOLERANCE");
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@ struct validation_result {
   bool checked = false;
   double rel_err = 0;  // NaN when O held NaN/inf (written as null)
   // Against the reference on the unrounded fp32 inputs (rel_err for fp32); NaN as rel_err.
-  double e2e_rel_err = 0;
+  double e2e_rel_err = std::numeric_limits<double>::quiet_NaN();
   std::optional<input_scales> scales;  // e4m3: the per-tensor scales of the inputs
   double max_abs_err = 0;
   double lse_err = 0;

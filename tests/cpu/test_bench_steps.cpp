@@ -154,6 +154,10 @@ TEST(result_entry, console_line_figures) {
   EXPECT_EQ(console_line(r), fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 ok", "x",
                                          2.0, 2.0, 1000.0));
   EXPECT_EQ(console_line(r, /*profiled=*/true), fmt::format("{:<90} profiled (rel_err 1.0e-07)", "x"));
+  r.m.val.e2e_rel_err = 3e-3;  // rounded inputs: the error against the unrounded ones too
+  EXPECT_EQ(console_line(r), fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 (e2e 3.0e-03) ok",
+                                         "x", 2.0, 2.0, 1000.0));
+  r.m.val.e2e_rel_err = r.m.val.rel_err;  // fp32: the same figure, not repeated
   r.model.reset();
   r.m.val.err_ok = false;
   EXPECT_EQ(console_line(r), fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 ABOVE TOLERANCE",
