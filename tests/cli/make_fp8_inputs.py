@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import argparse
 import os
+
+from npy_bytes import npy
 import struct
-
-
-def npy(descr: str, shape: tuple[int, ...], payload: bytes) -> bytes:
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, ", ".join(map(str, shape)))
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + payload
 
 
 def main() -> None:
