@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import struct
 
 from npy_bytes import npy
-import struct
 
 
 def main() -> None:
