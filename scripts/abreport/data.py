@@ -108,9 +108,17 @@ class CeilingSet:
 
     bandwidth_gbps: Optional[float] = None
     tflops: dict[str, float] = field(default_factory=dict)
+    # The CPU backend computes every dtype in fp32 (bf16/fp16/e4m3 inputs rounded, math in
+    # fp32: docs/cpu.md), so its fp32 GEMM is every dtype's compute roof.
+    fp32_compute: bool = False
 
     def peak(self, dtype: str) -> Optional[float]:
-        return self.tflops.get(dtype)
+        p = self.tflops.get(dtype)
+        return self.tflops.get("fp32") if p is None and self.fp32_compute else p
+
+    def peak_is_fp32_compute(self, dtype: str) -> bool:
+        """True when peak(dtype) is the fp32 GEMM standing in for a dtype computed in fp32."""
+        return self.fp32_compute and dtype not in self.tflops and "fp32" in self.tflops
 
     def ridge(self, dtype: str) -> Optional[float]:
         """Intensity (FLOP/byte) where the bandwidth roof meets the compute roof."""

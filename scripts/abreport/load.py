@@ -5,6 +5,8 @@ Every problem becomes an `InputError` naming the file and the field, e.g.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 from typing import Any, Optional
@@ -130,7 +132,10 @@ def parse_context(file: str, obj: Any) -> tuple[dict, Ceilings, tuple[VariantRow
         return obj, Ceilings(), rows
     if not isinstance(ceil, dict):
         raise c.fail("ceilings", f"expected an object, got {_describe(ceil)}")
-    return obj, Ceilings(measured=_ceiling_set(file, "context.ceilings.measured", ceil.get("measured")),
+    measured = _ceiling_set(file, "context.ceilings.measured", ceil.get("measured"))
+    if obj.get("backend") == "cpu":
+        measured = dataclasses.replace(measured, fp32_compute=True)
+    return obj, Ceilings(measured=measured,
                          theoretical=_ceiling_set(file, "context.ceilings.theoretical",
                                                   ceil.get("theoretical"))), rows
 

@@ -169,7 +169,9 @@ def _ceiling_table(ds: Dataset) -> list[str]:
     lines = ["| ceiling | measured | theoretical |", "|---|---|---|",
              f"| copy bandwidth (GB/s) | {fmt(ceil.measured.bandwidth_gbps)} | {fmt(ceil.theoretical.bandwidth_gbps)} |"]
     for dt in dts:
-        lines.append(f"| {dt} peak (TFLOP/s) | {fmt(ceil.measured.peak(dt))} | {fmt(ceil.theoretical.peak(dt))} |")
+        note = " (the fp32 GEMM: the CPU computes it in fp32)" if ceil.measured.peak_is_fp32_compute(dt) else ""
+        lines.append(f"| {dt} peak (TFLOP/s) | {fmt(ceil.measured.peak(dt))}{note} | "
+                     f"{fmt(ceil.theoretical.peak(dt))} |")
     for dt in dts:
         m, t = ceil.measured.ridge(dt), ceil.theoretical.ridge(dt)
         if m or t:

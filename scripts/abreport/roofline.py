@@ -46,7 +46,8 @@ def _ceiling_lines(ax, cs: CeilingSet, kind: str, dtype: str, xs: np.ndarray,
         ridge = cs.ridge(dtype)
         x0 = ridge if ridge else xs[0]
         h, = ax.plot([x0, xs[-1]], [peak, peak], color="#B22222", **st, zorder=1,
-                     label=f"{kind} {dtype} peak {peak:.3g} TFLOP/s")
+                     label=f"{kind} {dtype} peak {peak:.3g} TFLOP/s"
+                     + (" (fp32 GEMM: computed in fp32)" if cs.peak_is_fp32_compute(dtype) else ""))
         handles.append(h)
         drawn.append(f"{kind}_peak")
         if ridge:

@@ -377,3 +377,17 @@ def test_fp8_chart_command(tmp_path, capsys):
     assert cli.main(["fp8", str(p), "--out", str(tmp_path / "c"), "--formats", "svg"]) == 0
     assert (tmp_path / "c" / "fp8_vs_bf16.svg").is_file()
     assert capsys.readouterr().out.strip().endswith("fp8_vs_bf16.svg")
+
+
+def test_cpu_roof_of_e4m3_is_the_fp32_gemm():
+    """The CPU backend computes e4m3 (and bf16) in fp32: its measured fp32 GEMM is their compute
+    roof, said in the ceilings table; a CUDA context with the same figures gets no fp32 stand-in
+    (the control: there e4m3 has its own tensor-core peak or none)."""
+    from abreport.load import parse_context
+    ctx = {"backend": "cpu", "ceilings": {"measured": {"bandwidth_gbps": 20.0, "tflops": {"fp32": 0.19}}}}
+    _, cpu, _ = parse_context("x.json", ctx)
+    assert cpu.measured.peak("e4m3") == 0.19 and cpu.measured.peak_is_fp32_compute("e4m3")
+    assert cpu.measured.ridge("e4m3") == 0.19 * 1e3 / 20.0
+    assert cpu.measured.peak("fp32") == 0.19 and not cpu.measured.peak_is_fp32_compute("fp32")
+    _, cuda, _ = parse_context("x.json", {**ctx, "backend": "cuda"})
+    assert cuda.measured.peak("e4m3") is None and not cuda.measured.peak_is_fp32_compute("e4m3")
