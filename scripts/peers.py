@@ -46,8 +46,9 @@ import numpy as np
 
 PROG = "peers"
 ATTNBENCH_BACKENDS = ("cpu", "cuda")
-TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 3e-2}  # harness/tensors.cpp sweep_tolerance
-ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 3e-2, "e4m3": 0.0625}  # harness/tensors.cpp sweep_tolerance
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "e4m3": 1}  # of Q, K, V (core/problem.cpp dtype_bytes)
+OUTPUT_DTYPE = {"e4m3": "bf16"}  # of O, where it differs (core/problem.hpp output_dtype)
 # (backend, variant) in the order they run; `--variants` selects among them.
 VARIANTS = (("torch", "torch_sdpa"), ("torch", "torch_sdpa_flash"), ("torch", "torch_sdpa_efficient"),
             ("torch", "torch_sdpa_cudnn"), ("torch", "torch_sdpa_math"), ("torch", "torch_flex"),
@@ -172,7 +173,9 @@ def model_bytes_min(p: Problem) -> float:
     """kernels/models/common.cpp model_bytes_min: Q, K, V read once, O written once."""
     q = o = p.B * p.H * p.Nq * p.d
     kv = p.B * p.Hkv * p.Nkv * p.d
-    return float(ELEMENT_BYTES.get(p.dtype, 4) * (q + 2 * kv + o))
+    e_in = ELEMENT_BYTES.get(p.dtype, 4)
+    e_out = ELEMENT_BYTES.get(OUTPUT_DTYPE.get(p.dtype, p.dtype), 4)
+    return float(e_in * (q + 2 * kv) + e_out * o)
 
 
 def read_sweep(path: str) -> tuple[dict, list[dict]]:

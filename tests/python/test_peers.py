@@ -98,6 +98,15 @@ def test_flop_model_matches_the_committed_cpu_results():
     assert found > 0
 
 
+def test_e4m3_bytes_are_one_byte_inputs_and_a_bf16_output():
+    """The harness's model for fp8 problems (kernels/models: dtype_bytes in, output_bytes out)."""
+    p = peers.Problem(group="fp8", dtype="e4m3", B=1, H=2, Hkv=1, Nq=3, Nkv=5, d=4, mask="none")
+    q = o = 1 * 2 * 3 * 4
+    kv = 1 * 1 * 5 * 4
+    assert peers.model_bytes_min(p) == 1 * (q + 2 * kv) + 2 * o
+    assert peers.model_bytes_min(peers.Problem(**{**p.__dict__, "dtype": "bf16"})) == 2 * (q + 2 * kv + o)
+
+
 def test_visible_pairs_agree_with_the_mask_matrix():
     import numpy as np
     for nq, nkv, mask in ((32, 96, "causal"), (96, 32, "causal"), (64, 64, "local:5,3+global:7"),
