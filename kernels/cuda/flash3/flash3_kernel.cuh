@@ -394,6 +394,16 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) fence_operand(o_acc[i]);
   };
+  // The ISA wants every register write to an A fragment or accumulator done
+  // before the wgmma.fence of the batch that reads it: these pin P's
+  // conversion and O's rescale ahead of the next fence (FA3 fences both the
+  // same way); ptxas would otherwise serialise the wgmma (C7520) if it sank them.
+  auto fence_p = [&] {
+#pragma unroll
+    for (int kk = 0; kk < PS; ++kk)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) fence_operand(p_frag[kk][r]);
+  };
   // Hand the GEMM turn over; warpgroup 1 skips it after its last tile
   // (warpgroup 0 has no turn left to take), so every bar.arrive is matched.
   auto pass_turn = [&](int j) {
@@ -479,6 +489,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
     release(empty_k, 0);
     softmax(0, alpha);
     convert_p();
+    fence_p();
     std::uint64_t* const full_pv = FP8 ? full_vt : full_v;  // what P V reads: V^T for fp8
     std::uint64_t* const empty_pv = FP8 ? empty_vt : empty_v;
     for (int j = 1; j < n_tiles; ++j) {
@@ -498,7 +509,9 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
       release(empty_pv, j - 1);
 #pragma unroll
       for (int i = 0; i < D / 2; ++i) o_acc[i] *= alpha[(i / 2) % 2];
+      fence_o();
       convert_p();
+      fence_p();
     }
     wait_full(full_pv, n_tiles - 1);
     wgmma_fence();
