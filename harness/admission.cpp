@@ -15,7 +15,10 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / double(
 memory_need memory_need_of(const configuration& c) {
   const problem& p = c.p;
   memory_need n;
-  n.host_bytes = 4.0 * double(p.q_elems() + 2 * p.kv_elems() + 2 * p.o_elems() + p.rows());
+  // Host fp32 copies: inputs (twice when rounded to bf16/fp16/e4m3: validation keeps the
+  // unrounded originals for the end-to-end reference), O and lse of the run and the reference.
+  const double inputs = double(p.q_elems() + 2 * p.kv_elems()) * (p.type == dtype::fp32 ? 1 : 2);
+  n.host_bytes = 4.0 * (inputs + double(2 * p.o_elems() + p.rows()));
   n.run_bytes = c.row->memory_bytes ? double(c.row->memory_bytes(p)) : 0.0;
   return n;
 }

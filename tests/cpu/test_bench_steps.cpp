@@ -80,6 +80,11 @@ TEST(admission, skips_what_does_not_fit_naming_the_bytes) {
   const memory_need n = memory_need_of(good);
   EXPECT_EQ(n.run_bytes, double(good.row->memory_bytes(good.p)));
   EXPECT_GT(n.host_bytes, 0);
+  // Rounded inputs keep their fp32 originals too (the e2e reference): the inputs count twice.
+  configuration rounded = good;
+  rounded.p.type = dtype::bf16;
+  EXPECT_DOUBLE_EQ(memory_need_of(rounded).host_bytes - n.host_bytes,
+                   4.0 * double(good.p.q_elems() + 2 * good.p.kv_elems()));
 
   // CPU: runner and host copies together against the free host memory.
   small_backend cpu(backend_kind::cpu, 1000);
