@@ -103,9 +103,8 @@ fp8_inputs make_fp8_inputs(const problem& p) {
   std::vector<float>* qt[3] = {&f.quantized.q, &f.quantized.k, &f.quantized.v};
   std::vector<std::uint8_t>* codes[3] = {&f.q, &f.k, &f.v};
   for (int i = 0; i < 3; ++i) {
-    *sc[i] = e4m3_scale_for(*qt[i]);
-    *codes[i] = e4m3_encode(*qt[i], *sc[i]);
-    for (std::size_t e = 0; e < qt[i]->size(); ++e) (*qt[i])[e] = e4m3_to_float((*codes[i])[e]) * *sc[i];
+    *sc[i] = quantize_e4m3(*qt[i]);              // the harness's per-tensor quantization
+    *codes[i] = e4m3_encode(*qt[i], *sc[i]);  // exact: each value is code x scale
   }
   return f;
 }
