@@ -23,8 +23,7 @@ class flash3_runner final : public device_runner {
   }
 
   void set_inputs(const host_inputs& in) override {
-    device_runner::set_inputs(in);  // e4m3: the codes x scale of in.q/k/v as codes
-    scales_ = in.scales;
+    device_runner::set_inputs(in);  // e4m3: uploads the codes and keeps the scales (scales_)
     prm_.descale_q = scales_.q;
     prm_.descale_k = scales_.k;
     prm_.descale_v = scales_.v;
@@ -43,7 +42,6 @@ class flash3_runner final : public device_runner {
  private:
   const flash3_config* cfg_ = nullptr;
   flash3_params prm_;
-  input_scales scales_;
   const void* encoded_for_ = nullptr;
 };
 
