@@ -14,7 +14,8 @@ from matplotlib.lines import Line2D
 
 from . import style
 from .chart import Built, Chart
-from .data import CeilingSet, Dataset, Entry
+from .data import Dataset, Entry
+from .views import Roof, marker_axis, roofline_entries, roofs
 
 MEASURED_STYLE = {"linestyle": "-", "linewidth": 1.6}
 THEORETICAL_STYLE = {"linestyle": "--", "linewidth": 1.2}
@@ -22,32 +23,29 @@ RIDGE_FACE = {"measured": "#B22222", "theoretical": "white"}
 
 
 def _marker_axis(entries: list[Entry]) -> tuple[str, dict]:
-    """Markers distinguish head dims when several are present, else masks."""
-    ds = {e.d for e in entries}
-    if len(ds) > 1 or len({e.mask for e in entries}) <= 1:
-        return "d", style.markers_for(ds)
-    return "mask", style.markers_for({e.mask for e in entries})
+    """Markers distinguish head dims when several are present, else masks (views.marker_axis)."""
+    key, values = marker_axis(entries)
+    return key, style.markers_for(values)
 
 
-def _ceiling_lines(ax, cs: CeilingSet, kind: str, dtype: str, xs: np.ndarray,
+def _ceiling_lines(ax, roof: Roof, dtype: str, xs: np.ndarray,
                    handles: list, ridges: list) -> list[str]:
     drawn = []
+    kind = roof.kind
     st = MEASURED_STYLE if kind == "measured" else THEORETICAL_STYLE
-    bw, peak = cs.bandwidth_gbps, cs.peak(dtype)
+    bw, peak = roof.bandwidth_gbps, roof.peak_tflops
     if bw:
         ys = bw * xs / 1e3
         if peak:
             ys = np.minimum(ys, peak)
-        h, = ax.plot(xs, ys, color="#333333", **st, zorder=1,
-                     label=f"{kind} bandwidth {style.fmt_num(bw)} GB/s")
+        h, = ax.plot(xs, ys, color="#333333", **st, zorder=1, label=roof.label_bandwidth())
         handles.append(h)
         drawn.append(f"{kind}_bandwidth")
     if peak:
-        ridge = cs.ridge(dtype)
+        ridge = roof.ridge
         x0 = ridge if ridge else xs[0]
         h, = ax.plot([x0, xs[-1]], [peak, peak], color="#B22222", **st, zorder=1,
-                     label=f"{kind} {dtype} peak {peak:.3g} TFLOP/s"
-                     + (" (fp32 GEMM: computed in fp32)" if cs.peak_is_fp32_compute(dtype) else ""))
+                     label=roof.label_peak(dtype))
         handles.append(h)
         drawn.append(f"{kind}_peak")
         if ridge:
@@ -59,7 +57,7 @@ def _ceiling_lines(ax, cs: CeilingSet, kind: str, dtype: str, xs: np.ndarray,
 
 def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
     # log axes: a zero rate (a run too slow to register) cannot be placed
-    entries = [e for e in ds.ok_entries if e.dtype == dtype and e.tflops > 0 and e.roof_intensity > 0]
+    entries = roofline_entries(ds, dtype)
     if not entries:
         return None
     ceil = ds.ceilings
@@ -81,8 +79,9 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
 
     ceiling_handles: list = []
     ridges: list = []
-    drawn = _ceiling_lines(ax, ceil.measured, "measured", dtype, xs, ceiling_handles, ridges)
-    drawn += _ceiling_lines(ax, ceil.theoretical, "theoretical", dtype, xs, ceiling_handles, ridges)
+    drawn = []
+    for roof in roofs(ceil, dtype):
+        drawn += _ceiling_lines(ax, roof, dtype, xs, ceiling_handles, ridges)
 
     points: dict[str, int] = {}
     n_measured = 0

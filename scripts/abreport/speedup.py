@@ -12,17 +12,8 @@ from matplotlib.lines import Line2D
 
 from . import style
 from .chart import Built, Chart
-from .data import Dataset, Entry, best_by
-from .seqsel import seq_entries
-
-
-def _series_key(e: Entry, multi_shape: bool, multi_run: bool) -> str:
-    k = e.variant
-    if multi_shape:
-        k += f" B{e.B} H{e.H} Hkv{e.Hkv}"
-    if multi_run:
-        k += f" [{e.run}]"
-    return k
+from .data import Dataset
+from .views import baselines, seq_view  # noqa: F401 (speedup.baselines: used by callers)
 
 
 MAX_COLS = 3
@@ -53,12 +44,6 @@ def _grid(fig, d_vals: list[int], masks: list[str]):
     return panels, bottom
 
 
-def baselines(ds: Dataset, baseline: Optional[str]) -> dict[str, Optional[str]]:
-    """Baseline variant per run: --baseline, else the run's row of its backend tagged
-    baseline in context.variants; None (no speedup for that run) without one."""
-    return {r.label: baseline or r.default_baseline for r in ds.runs}
-
-
 def baseline_notes(ds: Dataset, bases: dict[str, Optional[str]]) -> list[str]:
     """Why a run has no baseline: its file lists no variant rows, or none is tagged baseline."""
     notes = []
@@ -77,39 +62,27 @@ def baseline_notes(ds: Dataset, bases: dict[str, Optional[str]]) -> list[str]:
 
 def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
     out = Built()
-    entries = seq_entries(ds.entries, dtype)
-    if not entries:
+    view = seq_view(ds, dtype, baseline)
+    if view is None:
         out.notes.append(f"speedup ({dtype}): no self-attention entries (Nq = Nkv)")
         return out
-    best = best_by(entries, key=lambda e: (e.run, e.variant, e.problem_key))
-    pts = list(best.values())
+    pts = view.pts
     colors = style.colors_for(ds)
-    d_vals = sorted({e.d for e in pts})
-    masks = sorted({e.mask for e in pts}, key=lambda m: (m != "none", m != "causal", m))
-    multi_shape = len({(e.B, e.H, e.Hkv) for e in pts}) > 1
-    multi_run = len(ds.runs) > 1
-    bases = baselines(ds, baseline)
+    d_vals, masks, seqs = view.d_vals, view.masks, view.seqs
+    multi_run = view.multi_run
+    bases = view.bases
     rstyle = style.run_styles([r.label for r in ds.runs])
-    seqs = sorted({e.Nq for e in pts})
+    series = view.series_key
 
-    # Speedup pairs: same run, same problem.
-    base_time = {(e.run, e.problem_key): e.time_ms for e in pts if e.variant == bases[e.run]}
-    ratios: dict[str, list[tuple[int, int, str, float]]] = {}
-    series_run: dict[str, str] = {}
-    peer_series = {_series_key(e, multi_shape, multi_run) for e in pts if e.peer}
-    for e in pts:
-        if e.variant == bases[e.run]:
-            continue
-        bt = base_time.get((e.run, e.problem_key))
-        if bt is None:
-            continue
-        key = _series_key(e, multi_shape, multi_run)
-        ratios.setdefault(key, []).append((e.d, e.Nq, e.mask, bt / e.time_ms))
-        series_run[key] = e.run
+    # Speedup pairs: same run, same problem (views.seq_view).
+    ratios: dict[str, list[tuple[int, int, str, float]]] = {
+        k: [(r.entry.d, r.entry.Nq, r.entry.mask, r.ratio) for r in rs] for k, rs in view.ratios.items()}
+    series_run = {k: rs[0].entry.run for k, rs in view.ratios.items()}
+    peer_series = {series(e) for e in pts if e.peer}
 
     nrows, ncols = _layout(d_vals, masks)
     width, height = 4.0 * ncols + 2.6, 2.9 * nrows + 0.6
-    base_names = ", ".join(sorted({b for b in bases.values() if b is not None}))
+    base_names = view.base_names
 
     # TFLOP/s against sequence length
     fig = style.new_figure(width, height)
@@ -118,8 +91,8 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
     handles: dict[str, Line2D] = {}
     for (d, m), ax in panels.items():
         sel = [e for e in pts if e.d == d and e.mask == m]
-        for key in sorted({_series_key(e, multi_shape, multi_run) for e in sel}):
-            s = sorted((e for e in sel if _series_key(e, multi_shape, multi_run) == key), key=lambda e: e.Nq)
+        for key in sorted({series(e) for e in sel}):
+            s = sorted((e for e in sel if series(e) == key), key=lambda e: e.Nq)
             v = s[0].variant
             ls, mk = rstyle[s[0].run] if multi_run else ("--" if v == bases[s[0].run] else "-", "o")
             line = style.peer_line() if s[0].peer else {"marker": mk, "markersize": 3.5, "linestyle": ls}

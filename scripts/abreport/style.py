@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Collection, Iterable
+from typing import Iterable
 
 import matplotlib
 
@@ -11,21 +11,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from .variants import UNFUSED  # noqa: E402
-
-if TYPE_CHECKING:
-    from .data import Dataset
+# Colours live in palette (no matplotlib: the HTML page shares them); re-exported here.
+from .text import fmt_num  # noqa: E402,F401 (shared with the HTML page)
+from .palette import GREYS, PALETTE, PEER_PALETTE, colors_for, marker_order, variant_colors  # noqa: E402,F401
 
 FORMATS = ("png", "svg")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-# Colour-blind-friendly (Okabe-Ito, then tab10 extras) for fused rows; greys for the rows
-# tagged unfused in context.variants (the reference points every other curve is read against).
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
-           "#8C564B", "#000000", "#BCBD22", "#17BECF")
-GREYS = ("#7F7F7F", "#4D4D4D", "#A6A6A6", "#262626", "#BFBFBF")
-# Library peers (scripts/peers.py) take their own colours, so attnbench's keep theirs, and
-# their own marks: hollow markers, dotted lines.
-PEER_PALETTE = ("#8B0000", "#6A3D9A", "#B15928", "#FF1493", "#006400", "#4B0082", "#808000", "#DC143C")
 PEER_MARKER = "D"
 
 
@@ -49,37 +40,8 @@ plt.rcParams.update({
 })
 
 
-def variant_colors(variants: Iterable[str], grey: Collection[str] = (),
-                   peers: Collection[str] = ()) -> dict[str, str]:
-    """Stable colours by sorted name: names in `grey` take the greys, `peers` the peer
-    palette, the others the palette."""
-    out: dict[str, str] = {}
-    i = g = k = 0
-    for v in sorted(set(variants)):
-        if v in peers:
-            out[v] = PEER_PALETTE[k % len(PEER_PALETTE)]
-            k += 1
-        elif v in grey:
-            out[v] = GREYS[g % len(GREYS)]
-            g += 1
-        else:
-            out[v] = PALETTE[i % len(PALETTE)]
-            i += 1
-    return out
-
-
-def colors_for(ds: "Dataset") -> dict[str, str]:
-    """Colours of the variants that ran in ds, the same in every chart of a report; the
-    rows tagged unfused in the runs' context.variants are grey, library peers their own."""
-    return variant_colors((e.variant for e in ds.ok_entries), grey=ds.tagged(UNFUSED), peers=ds.peers)
-
-
 def markers_for(values: Iterable) -> dict:
-    return {v: MARKERS[i % len(MARKERS)] for i, v in enumerate(sorted(set(values), key=_sort_key))}
-
-
-def _sort_key(v):
-    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+    return {v: MARKERS[i % len(MARKERS)] for i, v in enumerate(marker_order(values))}
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -101,20 +63,6 @@ def plain_log_ticks(ax, axis: str = "x", values: Iterable[float] | None = None, 
         a.set_major_locator(LogLocator(base=10, subs=subs))
         a.set_minor_formatter(NullFormatter())
     a.set_major_formatter(FuncFormatter(lambda x, _: fmt_num(x)))
-
-
-def fmt_num(x: float) -> str:
-    if x == 0:
-        return "0"
-    if abs(x) >= 1024 and float(x).is_integer() and int(x) % 1024 == 0:
-        return f"{int(x) // 1024}k"  # sequence lengths: 1k, 4k, 64k
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    if abs(x) >= 100:
-        return f"{x:.0f}"
-    if abs(x) >= 1:
-        return f"{x:.3g}"
-    return f"{x:.2g}"
 
 
 def save(fig: Figure, out_dir: str, stem: str, formats: tuple[str, ...] = FORMATS) -> list[str]:
