@@ -65,7 +65,7 @@ def parser() -> argparse.ArgumentParser:
                                 "from attnbench JSON (docs/charts.md).")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
-    r = sub.add_parser("report", help="every chart (PNG + SVG) and report.md for each run")
+    r = sub.add_parser("report", help="every chart (PNG + SVG), report.md and report.html for each run")
     r.add_argument("inputs", nargs="+", metavar="RUN", help="attnbench JSON or .log.jsonl results log")
     r.add_argument("--out", required=True, metavar="DIR",
                    help="output folder (one input); with several inputs, DIR/<run name>/ each plus DIR/index.md")
@@ -73,6 +73,8 @@ def parser() -> argparse.ArgumentParser:
                    help="speedup baseline (default: the run's row tagged baseline in context.variants; "
                         "files without context.variants have none)")
     _formats_arg(r)
+    r.add_argument("--no-html", dest="html", action="store_false",
+                   help="do not write the interactive page report.html (one self-contained file, opens offline)")
 
     for name, helptext in CHART_HELP.items():
         c = sub.add_parser(name, help=helptext)
@@ -93,6 +95,9 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--spread-k", type=float, default=None, metavar="K",
                     help="allowance in units of cv_A + cv_B (default 3)")
     cp.add_argument("--out", metavar="FILE", help="also write the Markdown table to FILE")
+    cp.add_argument("--html", metavar="FILE",
+                    help="also write an interactive page: per configuration both times, the ratio with its "
+                         "noise band, regressions highlighted (one self-contained file)")
 
     v = sub.add_parser("validate", help="check that inputs load; print one summary line each")
     v.add_argument("inputs", nargs="+", metavar="RUN")
@@ -113,7 +118,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     runs = [load_run(p) for p in args.inputs]  # validate everything before writing anything
     from . import report
     if len(runs) == 1:
-        path, _ = report.write(Dataset(runs=runs), args.out, args.baseline, args.formats)
+        path, _ = report.write(Dataset(runs=runs), args.out, args.baseline, args.formats, args.html)
         print(path)
         return 0
     index = ["# attnbench reports", ""]
@@ -123,8 +128,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         while sub in used:
             sub += "_"
         used.add(sub)
-        path, _ = report.write(Dataset(runs=[run]), os.path.join(args.out, sub), args.baseline, args.formats)
-        index.append(f"- [{run.label}]({sub}/report.md) — {run.device} ({run.backend}), commit {run.commit}")
+        path, _ = report.write(Dataset(runs=[run]), os.path.join(args.out, sub), args.baseline, args.formats,
+                               args.html)
+        page = f" ([interactive]({sub}/report.html))" if args.html else ""
+        index.append(f"- [{run.label}]({sub}/report.md){page} — {run.device} ({run.backend}), commit {run.commit}")
         print(path)
     with open(os.path.join(args.out, "index.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(index) + "\n")
@@ -160,6 +167,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             os.makedirs(d, exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)
+    if args.html:
+        from . import html_report
+        html_report.write_compare(result, a, b, args.html)
     return 1 if result.regressions else 0
 
 

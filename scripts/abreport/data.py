@@ -58,6 +58,9 @@ class Entry:
     # attnbench backend it ran beside (cpu or cuda); Br = Bc = 0 (its tiles are its own).
     peer_device: Optional[str] = None
     library: str = ""
+    # The entry object as read from the file, every field (the HTML page shows it on hover);
+    # None for entries built in code. Not part of equality or hashing.
+    raw: Optional[dict] = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

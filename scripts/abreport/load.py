@@ -78,7 +78,7 @@ def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
     kw["out_dtype"] = c.string("out_dtype", required=False) if obj.get("out_dtype") is not None else None
     kw["input_scales"] = _input_scales(c, obj.get("input_scales"))
     return Entry(run=run, group=group, error_message=msg if isinstance(msg, str) else "",
-                 **s, **ints, **kw, **kw_peer)
+                 **s, **ints, **kw, **kw_peer, raw=obj)
 
 
 def _input_scales(c: _Checker, obj: Any) -> Optional[tuple[float, float, float]]:

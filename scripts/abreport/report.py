@@ -7,12 +7,13 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import density, fp8, fp8_chart, gqa_decode, model_vs_measured, roofline, speedup, tiles
+from . import density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline, speedup, tiles
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import position
 from .text import fmt, md_escape, pct  # noqa: F401 (report.fmt, report.pct: used by tests)
 from .variants import BACKENDS
+from .views import library_row_names, versus_rows  # noqa: F401 (report.versus_rows: used by tests)
 
 
 # One line under each chart: how to read it (docs/charts.md has the long form).
@@ -63,36 +64,6 @@ def config_text(e: Entry) -> str:
     if e.peer:
         return f"{shape_text(e)} on {e.peer_device}"
     return f"{shape_text(e)} Br{e.Br} Bc{e.Bc}"
-
-
-def _fastest(es: list[Entry]) -> Optional[Entry]:
-    """The fastest entry whose output passed its check (one over tolerance never wins)."""
-    good = [e for e in es if e.err_ok is not False]
-    return min(good, key=lambda e: e.time_ms) if good else None
-
-
-def library_row_names(ds: Dataset) -> set[str]:
-    """attnbench rows that are one fused library call (cudnn_sdpa: tags library + fused) count
-    as libraries here; cublas_unfused (library GEMMs around attnbench's own softmax) does not."""
-    return ds.tagged("library") & ds.tagged("fused")
-
-
-def versus_rows(ds: Dataset) -> list[tuple[Entry, Entry, float]]:
-    """Per problem (dtype, shape, mask) with both: the fastest attnbench softmax entry (any
-    variant, any tile), the fastest library peer, and attnbench time / library time, in one run."""
-    other_math = {r.name for run in ds.runs for r in run.variants if r.math != "softmax"}  # linear: another function
-    library_rows = library_row_names(ds)
-    groups: dict[tuple, list[Entry]] = {}
-    for e in ds.ok_entries:
-        if e.variant not in other_math:
-            groups.setdefault((e.run,) + e.problem_key, []).append(e)
-    rows = []
-    for k in sorted(groups, key=lambda k: (dtype_order(k[2]), k[1]) + k[3:]):
-        ours = _fastest([e for e in groups[k] if not e.peer and e.variant not in library_rows])
-        lib = _fastest([e for e in groups[k] if e.peer or e.variant in library_rows])
-        if ours and lib:
-            rows.append((ours, lib, ours.time_ms / lib.time_ms))
-    return rows
 
 
 def _versus_table(ds: Dataset) -> list[str]:
@@ -295,8 +266,11 @@ def _accuracy(ds: Dataset) -> list[str]:
     return lines
 
 
-def render(ds: Dataset, built: Built, out_dir: str) -> str:
+def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) -> str:
     lines = [f"# attnbench report — {ds.device} ({ds.backend})", ""]
+    if page:
+        lines += [f"Interactive page: [{os.path.basename(page)}]({os.path.relpath(page, out_dir)}) — every point "
+                  "with its entry on hover, filters, legend toggles; one file, opens offline (docs/charts.md).", ""]
     lines += _context_table(ds) + ["", "## Ceilings", ""] + _ceiling_table(ds)
     lines += ["", "## Variants", ""] + _variants_table(ds)
     table, verdicts = _best_table(ds)
@@ -330,12 +304,14 @@ def render(ds: Dataset, built: Built, out_dir: str) -> str:
 
 
 def write(ds: Dataset, out_dir: str, baseline: Optional[str] = None,
-          formats: tuple[str, ...] = ("png", "svg")) -> tuple[str, Built]:
-    """Draws every chart into out_dir and writes out_dir/report.md beside them."""
+          formats: tuple[str, ...] = ("png", "svg"), html: bool = True) -> tuple[str, Built]:
+    """Draws every chart into out_dir and writes out_dir/report.md beside them, and (html)
+    the interactive page out_dir/report.html (html_report: same data, drawn in the browser)."""
     built = build_all(ds, baseline)
     os.makedirs(out_dir, exist_ok=True)  # also when no chart could be drawn
     built.save(out_dir, formats=formats)
+    page = html_report.write_report(ds, out_dir, baseline) if html else None
     path = os.path.join(out_dir, "report.md")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(render(ds, built, out_dir))
+        f.write(render(ds, built, out_dir, page))
     return path, built
