@@ -54,6 +54,23 @@ void sync_dir(const std::string& path) {
 
 }  // namespace
 
+void check_writable(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw input_error(fmt::format("cannot write {} '{}': it is a directory", what, path));
+  try {
+    make_parent(path);
+  } catch (const io_error& e) {
+    throw input_error(fmt::format("{} '{}': {}", what, path, e.what()));
+  }
+  const std::string probe = fmt::format("{}.probe{}", path, ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw input_error(fmt::format("cannot write {} '{}': {}", what, path, std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))

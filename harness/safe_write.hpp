@@ -23,6 +23,12 @@ inline void write_file_atomically(const std::string& path, std::string_view data
   write_file_atomically(path, std::vector<std::string_view>{data});
 }
 
+// Fails fast, before any work, when `path` cannot be written: creates its parent directories and
+// a probe file beside it (removed again). A directory, a parent that cannot be created or a folder
+// that refuses the probe is an input_error naming `what` and the path (exit 2), so a sweep never
+// runs for minutes into an output it cannot write; a write that fails later is an io_error (exit 1).
+void check_writable(const std::string& path, std::string_view what);
+
 // Writes all of `data` to fd (retrying on EINTR and short writes); false with errno set on failure.
 bool write_all(int fd, std::string_view data);
 

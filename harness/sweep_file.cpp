@@ -41,6 +41,9 @@ sweep_spec parse_sweep_json(const json& j, const std::string& source) {
   s.name = source;
   const json* groups = &j;
   if (j.is_object()) {
+    for (const auto& [k, v] : j.items())
+      if (k != "name" && k != "groups")
+        throw input_error(fmt::format("{}: unknown top-level key '{}' (a sweep file has 'name' and 'groups')", source, k));
     if (j.contains("name")) {
       if (!j["name"].is_string()) throw input_error(fmt::format("{}: 'name' must be a string", source));
       s.name = j["name"].get<std::string>();

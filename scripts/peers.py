@@ -230,7 +230,9 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
         except (KeyError, TypeError, ValueError):
             raise InputFault(f"{path}: benchmarks[{i}]: missing or bad problem fields "
                              "(dtype, B, H, Hkv, Nq, Nkv, d, mask)") from None
-        if min(p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d) <= 0 or p.H % p.Hkv:
+        # core/problem.hpp's limits: max_batch, max_heads, max_seq; head dims up to 256
+        if (min(p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d) <= 0 or p.H % p.Hkv or p.B > 1 << 20 or p.H > 1 << 16
+                or max(p.Nq, p.Nkv) > 1 << 24 or p.d > 256):
             raise InputFault(f"{path}: benchmarks[{i}]: bad shape B{p.B} H{p.H} Hkv{p.Hkv} Nq{p.Nq} "
                              f"Nkv{p.Nkv} d{p.d}")
         have = order.get(p.key)
@@ -238,6 +240,15 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
             order[p.key] = p if have is None else Problem(**{**have.__dict__, "group": p.group})
         if p.mask_error:
             continue
+        for key in ("flops", "bytes_min"):
+            v = e.get(key)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                try:
+                    finite = math.isfinite(float(v))
+                except OverflowError:  # a JSON integer beyond the float range
+                    finite = False
+                if not finite:
+                    raise InputFault(f"{path}: benchmarks[{i}].{key}: expected a finite number")
         if softmax is not None and e.get("variant") in softmax and isinstance(e.get("flops"), (int, float)):
             if not math.isclose(e["flops"], model_flops(p), rel_tol=1e-12):
                 raise InputFault(f"{path}: benchmarks[{i}] ('{e.get('name')}'): flops {e['flops']} differ "

@@ -64,6 +64,12 @@ file(WRITE ${bad_dir}/sweep_deep.json "${deep_open}${deep_close}")
 execute_process(COMMAND python3 ${cli_dir}/make_layouts.py ${bad_dir})
 # e4m3 codes (issue 16): valid uint8 codes, NaN codes 0x7F/0xFF, a float32 tensor to mix in.
 execute_process(COMMAND python3 ${cli_dir}/make_fp8_inputs.py ${bad_dir})
+# Shapes (issue 22): a Q with a zero-length axis beside valid K/V.
+execute_process(COMMAND python3 ${cli_dir}/make_shape_inputs.py ${bad_dir})
+file(WRITE ${bad_dir}/sweep_unknown_key.json "{\"name\": \"s\", \"grups\": [], \"groups\": [{\"seq\": 64}]}")
+file(WRITE ${bad_dir}/sweep_duplicate_axis.json "{\"groups\": [{\"seq\": 64, \"seq\": 128}]}")
+file(WRITE ${bad_dir}/sweep_duplicate_groups.json "{\"groups\": [{\"seq\": 64}], \"groups\": [{\"seq\": 128}]}")
+set(kv_ok "--k ${bad_dir}/kv_1x2x8x16.npy --v ${bad_dir}/kv_1x2x8x16.npy")
 set(fp8_run "run --variant flash2 --backend cpu --out ${bad_dir}/o.npy --q ${bad_dir}/q_u1.npy --k ${bad_dir}/k_u1.npy")
 set(bad_inputs_named
   "shard_negative|0 <= i < n|sweep --backend cpu --shard -1/4 --dry-run"
@@ -105,6 +111,20 @@ set(bad_inputs_named
   "run_scales_float32_overflow|v scale '1e39'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1,1e39"
   "run_scales_unparsable|k scale '0.5x'|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,0.5x,1"
   "run_scales_count|got 2|${fp8_run} --v ${bad_dir}/v_nan7f.npy --dtype e4m3 --scales 1,1"
+  "axis_flag_twice|'--seq' is given twice|sweep --backend cpu --seq 512 --heads 4 --seq=1024 --dry-run"
+  "option_twice|'--out' is given twice|merge --out ${bad_dir}/m.json --out=${bad_dir}/n.json ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json"
+  "flag_twice|'--hot' is given twice|sweep --backend cpu --hot --hot --dry-run"
+  "empty_out|'--out' has an empty value|sweep --backend cpu --seq 64 --variant flash2 --out="
+  "empty_variant|'--variant' has an empty value|sweep --backend cpu --variant= --dry-run"
+  "sweep_file_unknown_key|'grups'|sweep --sweep-file ${bad_dir}/sweep_unknown_key.json --dry-run"
+  "sweep_file_duplicate_axis|'seq' twice|sweep --sweep-file ${bad_dir}/sweep_duplicate_axis.json --dry-run"
+  "sweep_file_duplicate_groups|'groups' twice|sweep --sweep-file ${bad_dir}/sweep_duplicate_groups.json --dry-run"
+  "sweep_out_unwritable|/proc/attnbench-no/r.json|sweep --backend cpu --seq 64 --variant flash2 --out /proc/attnbench-no/r.json"
+  "sweep_out_unwritable_file|/proc/r.json|sweep --backend cpu --seq 64 --variant flash2 --out /proc/r.json"
+  "merge_out_unwritable|/proc/m.json|merge --out /proc/m.json ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json"
+  "run_out_unwritable|/proc/o.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out /proc/o.npy"
+  "run_lse_unwritable|/proc/l.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out ${bad_dir}/o.npy --lse /proc/l.npy"
+  "run_zero_length_axis|q_zero_len.npy|run --variant flash2 --backend cpu --q ${bad_dir}/q_zero_len.npy ${kv_ok} --out ${bad_dir}/o.npy"
   "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json")
 foreach(item ${bad_inputs_named})
   string(FIND "${item}" "|" bar)

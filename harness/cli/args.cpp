@@ -31,14 +31,19 @@ bool arg_walker::next() {
   const auto eq = a.find('=');
   name_ = a.substr(0, eq);
   if (eq != std::string::npos) value_ = a.substr(eq + 1);
+  // Given twice, the second value would silently replace the first (`--seq 512 ... --seq 4096`).
+  if (!seen_.insert(name_).second)
+    throw input_error(fmt::format("option '{}' is given twice for 'attnbench {}'", name_, command_));
   return true;
 }
 
 std::string arg_walker::value() {
-  if (value_) return *value_;
-  if (i_ >= args_.size() || (args_[i_].starts_with("--") && args_[i_].size() > 2))
-    throw input_error(fmt::format("option '{}' needs a value", name_));
-  value_ = args_[i_++];
+  if (!value_) {
+    if (i_ >= args_.size() || (args_[i_].starts_with("--") && args_[i_].size() > 2))
+      throw input_error(fmt::format("option '{}' needs a value", name_));
+    value_ = args_[i_++];
+  }
+  if (value_->empty()) throw input_error(fmt::format("option '{}' has an empty value", name_));
   return *value_;
 }
 

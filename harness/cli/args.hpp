@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,8 @@
 
 namespace attnbench::cli {
 
-// Walks "--name value" / "--name=value" / "--flag" / positional arguments.
+// Walks "--name value" / "--name=value" / "--flag" / positional arguments. An option given
+// twice or with an empty value is an input_error naming it.
 class arg_walker {
  public:
   arg_walker(const std::vector<std::string>& args, std::string command);
@@ -28,6 +30,7 @@ class arg_walker {
   std::size_t i_ = 0;
   std::string name_, positional_;
   std::optional<std::string> value_;
+  std::set<std::string> seen_;
 };
 
 int parse_count(const std::string& s, const char* what);       // 1 .. 1e6

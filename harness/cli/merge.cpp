@@ -4,6 +4,7 @@
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/json_output.hpp"
+#include "harness/safe_write.hpp"
 
 namespace attnbench {
 
@@ -22,6 +23,7 @@ merge_cli parse_merge_cli(const std::vector<std::string>& args) {
 
 int cli::cmd_merge(const std::vector<std::string>& args) {
   const merge_cli c = parse_merge_cli(args);
+  check_writable(c.out, "--out");
   const nlohmann::json merged = merge_results(c.inputs);
   write_json_file(c.out, merged);
   fmt::print(stderr, "attnbench: merged {} files, {} entries into {}\n", c.inputs.size(),

@@ -6,6 +6,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/json_output.hpp"
 #include "harness/npy.hpp"
+#include "harness/safe_write.hpp"
 #include "harness/tensors.hpp"
 #include "harness/variant_select.hpp"
 
@@ -105,6 +106,8 @@ host_inputs run_inputs(const problem& p, const run_options& o, npy_array q, npy_
 int cmd_run(const std::vector<std::string>& args) {
   const run_options opts = parse_run_options(args);
   const run_cli& c = opts.cli;
+  check_writable(c.out, "--out");
+  if (!c.lse_out.empty()) check_writable(c.lse_out, "--lse");
   npy_array q = read_npy(c.q), k = read_npy(c.k), v = read_npy(c.v);
   if (q.shape.size() != 4)
     throw input_error(fmt::format("{}: Q must be [B, H, Nq, d], got shape {}", c.q, shape_string(q.shape)));
@@ -116,8 +119,14 @@ int cmd_run(const std::vector<std::string>& args) {
   if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
     throw input_error(fmt::format("{}: K shape {} does not match Q shape {} (B and d must agree)", c.k,
                                   shape_string(k.shape), shape_string(q.shape)));
-  const problem p = make_problem(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
-                                 c.type, to_string(c.mask), c.block.br, c.block.bc);
+  const problem p = [&] {
+    try {
+      return make_problem(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3], c.type,
+                          to_string(c.mask), c.block.br, c.block.bc);
+    } catch (const input_error& e) {  // e.g. a zero-length axis: name the files it came from
+      throw input_error(fmt::format("{} (inputs --q {}, --k {})", e.what(), c.q, c.k));
+    }
+  }();
   const bool codes_given = q.type == npy_dtype::uint8;
   const npy_dtype given = q.type;
   host_inputs in = run_inputs(p, opts, std::move(q), std::move(k), std::move(v));  // before the row: bad input first

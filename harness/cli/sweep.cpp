@@ -12,6 +12,7 @@
 #include "harness/json_output.hpp"
 #include "harness/results_log.hpp"
 #include "harness/run_defaults.hpp"
+#include "harness/safe_write.hpp"
 
 namespace attnbench {
 
@@ -84,6 +85,8 @@ std::string short_commit() {
 int cmd_sweep(const std::vector<std::string>& args, const std::string& command_line) {
   const sweep_cli c = parse_sweep_cli(args);
   const sweep_spec spec = resolve_sweep(c);
+  // Before the ceilings and the sweep: an output that cannot be written is bad input (exit 2).
+  if (!c.out.empty() && !c.dump_sweep && !c.dry_run) check_writable(c.out, "--out");
   if (c.dump_sweep) {
     fmt::print("{}\n", to_json(spec).dump(2));
     return exit_ok;
@@ -143,6 +146,7 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     if (c.sharded) out += fmt::format("-shard{}of{}", c.shard.index, c.shard.count);
     out += ".json";
   }
+  check_writable(out, "the results file");
   const std::string log_path = log_path_for(out);
   const bool had_log = std::filesystem::exists(log_path);
   std::vector<std::string> names;

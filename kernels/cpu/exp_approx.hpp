@@ -32,8 +32,19 @@ inline float exp_approx(float x) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// Full-mask maskz forms of max, min, cvtt and slli: GCC 12.2's unmasked forms start from
+// _mm512_undefined_*(), which its own -Wmaybe-uninitialized flags at every inlining (GCC PR
+// 105593, fixed in 12.3); with a constant all-ones mask GCC emits the same unmasked instruction.
+inline constexpr __mmask16 all16 = 0xFFFF;
+__attribute__((target("avx512f"))) inline __m512 max16(__m512 a, __m512 b) {
+  return _mm512_maskz_max_ps(all16, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512 min16(__m512 a, __m512 b) {
+  return _mm512_maskz_min_ps(all16, a, b);
+}
+
 __attribute__((target("avx512f"))) inline __m512 exp_approx16(__m512 x) {
-  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(exp_lo)), _mm512_set1_ps(exp_hi));
+  const __m512 xc = min16(max16(x, _mm512_set1_ps(exp_lo)), _mm512_set1_ps(exp_hi));
   const __m512 magic = _mm512_set1_ps(12582912.0f);
   const __m512 fx = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)), magic), magic);
   const __m512 r = _mm512_add_ps(_mm512_sub_ps(xc, _mm512_mul_ps(fx, _mm512_set1_ps(0.693359375f))),
@@ -41,7 +52,8 @@ __attribute__((target("avx512f"))) inline __m512 exp_approx16(__m512 x) {
   __m512 y = _mm512_set1_ps(exp_c[0]);
   for (int t = 1; t < 6; ++t) y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(exp_c[t]));
   y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(y, r), r), r), _mm512_set1_ps(1.0f));
-  const __m512i n = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(127)), 23);
+  const __m512i n = _mm512_maskz_slli_epi32(
+      all16, _mm512_add_epi32(_mm512_maskz_cvttps_epi32(all16, fx), _mm512_set1_epi32(127)), 23);
   const __mmask16 underflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(exp_lo), _CMP_LT_OQ);
   return _mm512_maskz_mul_ps(static_cast<__mmask16>(~underflow), y, _mm512_castsi512_ps(n));
 }

@@ -62,7 +62,7 @@ __attribute__((target("avx512f"))) void softmax_columns_avx512(float* st, std::i
     __m512 mx = online ? _mm512_mask_loadu_ps(ninf, k, m + i0) : ninf;
     float* s = st + i0;
     for (std::int64_t j = 0; j < cols; ++j)
-      mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(ninf, k, s + j * ld));
+      mx = max16(mx, _mm512_mask_loadu_ps(ninf, k, s + j * ld));
     const __mmask16 none_seen = _mm512_cmp_ps_mask(mx, ninf, _CMP_EQ_OQ);
     const __m512 mu = _mm512_mask_blend_ps(none_seen, mx, _mm512_setzero_ps());
     __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();

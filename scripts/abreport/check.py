@@ -56,13 +56,17 @@ class _Checker:
             return None
         if not _is_number(v):
             raise self.fail(key, f"expected a number, got {_describe(v)}")
-        if not math.isfinite(v):
+        try:
+            f = float(v)
+        except OverflowError:  # a JSON integer beyond the float range
+            raise self.fail(key, f"expected a finite number, got an integer of {v.bit_length()} bits") from None
+        if not math.isfinite(f):
             raise self.fail(key, f"expected a finite number, got {v}")
-        if positive and v <= 0:
+        if positive and f <= 0:
             raise self.fail(key, f"expected a positive number, got {v}")
-        if nonneg and v < 0:
+        if nonneg and f < 0:
             raise self.fail(key, f"expected a non-negative number, got {v}")
-        return float(v)
+        return f
 
     def integer(self, key: str) -> int:
         v = self.number(key, positive=True)

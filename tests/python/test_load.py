@@ -93,6 +93,9 @@ def test_malformed_inputs_name_file_and_field(fx, name, field):
     (lambda d: d.update(benchmarks={}), "benchmarks: expected an array"),
     (lambda d: d["benchmarks"].__setitem__(0, 7), "benchmarks[0]: expected an object"),
     (lambda d: d["context"].update(backend="tpu"), "context.backend: expected"),
+    # integers beyond the float range were an internal OverflowError (exit 3), not bad input
+    (lambda d: d["benchmarks"][0].update(flops=10**400), "benchmarks[0].flops: expected a finite number"),
+    (lambda d: d["benchmarks"][0].update(Nq=10**400), "benchmarks[0].Nq: expected a finite number"),
 ])
 def test_more_malformed_fields(tmp_path, fx, mutate, field):
     doc = json.load(open(fx("cpu_small.json")))

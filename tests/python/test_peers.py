@@ -180,6 +180,17 @@ def test_bad_input_is_one_line_and_status_2(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no attnbench entries" in r.stderr
 
 
+@pytest.mark.parametrize("field", ["Nq", "flops", "bytes_min"])
+def test_integers_beyond_the_float_range_are_bad_input(fx, tmp_path, field):
+    doc = json.load(open(fx("cpu_small.json")))
+    doc["benchmarks"][0][field] = 10**400
+    p = tmp_path / "huge.json"
+    p.write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, PEERS, "--problems", str(p), "--out", str(tmp_path / "o.json")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "benchmarks[0]" in r.stderr, r.stderr
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_cuda_peers_without_a_device_are_skipped_with_the_reason(sweep, tmp_path):
     """What scripts/gpu_check.sh's peers step writes when torch sees no GPU: entries, not a crash."""
