@@ -39,7 +39,7 @@ bool load_cuda_module(std::string* why) {
     tried = true;
     const std::string path = module_path();
     if (::access(path.c_str(), R_OK) != 0) {
-      error = fmt::format("the CUDA module {} is absent", path);
+      error = fmt::format("the CUDA module {} is absent (build it: cmake --build build --target attnbench_cuda)", path);
     } else if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       const char* e = ::dlerror();
       error = fmt::format("the CUDA module did not load: {}", e ? e : "unknown dlopen error");

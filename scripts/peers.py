@@ -262,6 +262,33 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
     return context, list(order.values())
 
 
+def fmt_duration(s: float) -> str:
+    """m:ss, as the sweep's progress line (harness/progress.cpp)."""
+    s = max(0, int(round(s)))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def flex_class(p: Problem) -> str:
+    """FlexAttention's compile class in --flex-problems per-mask: the mask kind (with +global)
+    and decode (Nq <= 16) or not; dtype, head dim, GQA and lengths share one class."""
+    m = p.m
+    return f"{m.kind}{'+global' if m.global_ else ''}{', decode' if p.Nq <= 16 else ''}"
+
+
+def flex_representatives(problems: list[Problem]) -> dict[str, Problem]:
+    """Per class, the problem with the most FLOPs (the longest run, the least start-up noise);
+    among equals a GQA one (it also exercises enable_gqa), then the first."""
+    best: dict[str, Problem] = {}
+    rank = lambda p: (model_flops(p), p.Hkv != p.H)  # noqa: E731
+    for p in problems:
+        if p.mask_error or p.dtype not in TORCH_DTYPE:
+            continue
+        c = flex_class(p)
+        if c not in best or rank(p) > rank(best[c]):
+            best[c] = p
+    return best
+
+
 # ---- validation ------------------------------------------------------------------------------
 
 def validation_rows(p: Problem) -> int:
@@ -782,6 +809,11 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     ap.add_argument("--flex-budget-s", type=float, default=None,
                     help="seconds of FlexAttention compiles; later problems are skipped saying so "
                          "(default cpu 420, cuda 120)")
+    ap.add_argument("--flex-problems", choices=("auto", "all", "per-mask"), default="auto",
+                    help="FlexAttention on every problem, or per-mask: one problem per mask kind and "
+                         "decode/prefill (the one with the most FLOPs), the others skipped saying which ran; "
+                         "auto (default): per-mask for the quick preset on the CPU, where each compile "
+                         "takes 12-18 s, else all")
     ap.add_argument("--budget-s", type=float, default=0,
                     help="overall seconds; problems left when it is spent are skipped saying so (0: none)")
     ap.add_argument("--cpu-cache", choices=("auto", "cold", "warm"), default="auto",
@@ -835,6 +867,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     sweep_flush = (sweep_ctx.get("timing") or {}).get("l2_flush") if isinstance(sweep_ctx.get("timing"), dict) else None
     cold = args.cpu_cache == "cold" or (args.cpu_cache == "auto" and sweep_flush not in (None, "none"))
     evictor = CpuEvictor() if device == "cpu" and cold else None
+    flex_problems = args.flex_problems
+    if flex_problems == "auto":
+        flex_problems = "per-mask" if device == "cpu" and sweep_ctx.get("preset") == "quick" else "all"
+    flex_reps = flex_representatives(problems) if flex_problems == "per-mask" else None
     peers = Peers(device, args.misalign_masks, flex_budget)
     entries = []
     t_start = time.perf_counter()
@@ -844,9 +880,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     phases = [[bv for bv in VARIANTS if bv[1] != "torch_flex"], [bv for bv in VARIANTS if bv[1] == "torch_flex"]]
     for phase in phases:
         phase = [bv for bv in phase if bv[1] in args.wanted]
+        flex_phase = any(bv[1] == "torch_flex" for bv in phase)
+        t_phase = time.perf_counter()
         for n, p in enumerate(problems if phase else []):
             over = args.budget_s and time.perf_counter() - t_start > args.budget_s
-            if cuda_missing:
+            rep = flex_reps.get(flex_class(p)) if flex_phase and flex_reps is not None and not p.mask_error else None
+            if flex_phase and rep is not None and rep != p:
+                inputs = Unsupported(f"--flex-problems per-mask (the quick preset's CPU default: each compile "
+                                     f"takes 12-18 s) runs one problem per class '{flex_class(p)}': "
+                                     f"{rep.dtype} B{rep.B} H{rep.H} Hkv{rep.Hkv} Nq{rep.Nq} Nkv{rep.Nkv} d{rep.d} "
+                                     f"{rep.mask}; --flex-problems all runs this one")
+            elif cuda_missing:
                 inputs: Any = Unsupported("torch sees no CUDA device (torch.cuda.is_available() is false)")
             elif over:
                 inputs = Unsupported(f"peers' time budget of {args.budget_s:g} s spent before this problem")
@@ -865,6 +909,15 @@ def main(argv: Optional[list[str]] = None) -> int:
                          if e["status"] == "ok" and e["rel_err"] is not None
                          else f"{e['status']}: {e.get('error_message', 'NaN/inf in O')}")
                 print(f"{PROG}: [{n + 1}/{len(problems)}] {e['name']} {shown}", file=sys.stderr)
+            now = time.perf_counter()
+            if flex_phase:  # compiles dominate: the problems still to compile at the mean compile time
+                left = sum(1 for r in problems[n + 1:] if flex_reps is None or flex_reps.get(flex_class(r)) == r)
+                eta = left * peers.flex_spent_s / peers.flex_compiled if peers.flex_compiled else float("nan")
+            else:
+                eta = (now - t_phase) / (n + 1) * (len(problems) - n - 1)
+            print(f"{PROG}: [{n + 1}/{len(problems)}] {'FlexAttention' if flex_phase else 'SDPA and others'}: "
+                  f"elapsed {fmt_duration(now - t_start)}, ETA of this phase "
+                  f"{'?' if eta != eta else fmt_duration(eta)}", file=sys.stderr)
             inputs = None
             if device == "cuda" and not cuda_missing:
                 torch.cuda.empty_cache()

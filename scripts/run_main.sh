@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job (README): setup, build the default preset (CUDA when nvcc is
-# found), run the quick sweep on the best backend present, write
+# The main job (README): setup (scripts/setup.sh --for main), configure the default preset and
+# build only the attnbench executable (and its CUDA module when nvcc is found and a GPU is
+# visible), run the quick sweep on the best backend present, write
 #   results/<device-slug>/quick-<shortcommit>.json (+ .log.jsonl)
 # and, when the chart script is present, charts and report.md beside it in
 #   results/<device-slug>/quick-<shortcommit>/.
@@ -17,11 +18,36 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-bash scripts/setup.sh
+t_start=$(date +%s)
+bash scripts/setup.sh --for main --only system
+mkdir -p build
+# numpy, matplotlib and torch (~2 min on a fresh machine) install while the build runs; the
+# sweep starts only when they are done, so nothing else runs while it measures.
+bash scripts/setup.sh --for main --only python >build/run_main-setup-python.log 2>&1 &
+python_setup=$!
 build_lock=()  # machines where several jobs share one build folder: ATTNBENCH_BUILD_LOCK=/path/to/lockfile
 [[ -n "${ATTNBENCH_BUILD_LOCK:-}" ]] && build_lock=(flock "$ATTNBENCH_BUILD_LOCK")
-"${build_lock[@]}" cmake --preset default >/dev/null
-"${build_lock[@]}" cmake --build build -j"$(nproc)"
+"${build_lock[@]}" cmake --preset default >build/run_main-configure.log 2>&1 ||
+  { cat build/run_main-configure.log >&2; echo "run_main: error: configure failed" >&2; exit 1; }
+# Only what this job runs: the executable, and the CUDA module when a GPU is visible (the tests,
+# the emulator and the static checks are scripts/test.sh's).
+targets=(attnbench)
+if nvidia-smi -L >/dev/null 2>&1 && grep -q "attnbench_cuda" build/build.ninja 2>/dev/null; then
+  targets+=(attnbench_cuda)
+fi
+echo "run_main: building ${targets[*]} (compiler output: build/run_main-build.log)" >&2
+t0=$(date +%s)
+"${build_lock[@]}" cmake --build build -j"$(nproc)" --target "${targets[@]}" >build/run_main-build.log 2>&1 ||
+  { tail -n 40 build/run_main-build.log >&2; echo "run_main: error: the build failed (build/run_main-build.log)" >&2
+    exit 1; }
+echo "run_main: built in $(( $(date +%s) - t0 )) s" >&2
+t0=$(date +%s)
+if ! wait "$python_setup"; then
+  cat build/run_main-setup-python.log >&2
+  echo "run_main: error: installing the Python packages failed (scripts/setup.sh --for main --only python)" >&2
+  exit 1
+fi
+(( $(date +%s) - t0 > 1 )) && echo "run_main: waited $(( $(date +%s) - t0 )) s for the Python packages" >&2
 bin="$repo/build/bin/attnbench"
 
 # `attnbench backend` prints "<backend> <device-slug>" (cuda only when a device is usable).
@@ -60,5 +86,5 @@ if [[ -f scripts/attnbench_report.py ]]; then
   python3 scripts/attnbench_report.py report "$out" --out "${out%.json}"
   echo "run_main: charts and report in ${out%.json}/" >&2
 fi
-echo "run_main: results in $out" >&2
+echo "run_main: results in $out ($(( $(date +%s) - t_start )) s in all)" >&2
 exit "$peers_failed"

@@ -4,13 +4,38 @@
 # current interpreter. Safe to run again: installs only what is missing.
 # Set ATTNBENCH_NO_APT=1 on machines without apt (e.g. the lent GPU box; see
 # scripts/gpu_check.sh, which carries Debian packages instead).
+#
+#   setup.sh [--for main|tests] [--only system|python]
+#     --for tests (default): everything scripts/test.sh needs (CI)
+#     --for main: what scripts/run_main.sh needs: the build's packages, numpy, matplotlib
+#                 and torch (requirements-main.txt), cudnn-frontend's headers; no test tools,
+#                 no Chromium, no CUTLASS headers
+#     --only system: Debian packages and headers; --only python: the pip requirements
+#                 (run_main.sh installs these during the build, so torch's ~2 min overlap it)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
+profile=tests
+only=""
+while (($#)); do
+  case "$1" in
+    --for) profile="${2:-}"; shift 2 ;;
+    --only) only="${2:-}"; shift 2 ;;
+    *) echo "setup: error: unknown argument '$1' (setup.sh [--for main|tests] [--only system|python])" >&2; exit 2 ;;
+  esac
+done
+[[ "$profile" == main || "$profile" == tests ]] ||
+  { echo "setup: error: --for '$profile' (expected main or tests)" >&2; exit 2; }
+[[ -z "$only" || "$only" == system || "$only" == python ]] ||
+  { echo "setup: error: --only '$only' (expected system or python)" >&2; exit 2; }
+want() { [[ -z "$only" || "$only" == "$1" ]]; }
+
 apt_pkgs=(cmake ninja-build g++ pkg-config libbenchmark-dev libgtest-dev libgmock-dev
           libfmt-dev nlohmann-json3-dev libopenblas-dev libre2-dev)
+# Headless Chromium for the interactive page's browser test (tests/python/test_report_html_browser.py).
+[[ "$profile" == tests ]] && apt_pkgs+=(chromium)
 
-if [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
+if want system && [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
   missing=()
   for p in "${apt_pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,18 +49,27 @@ if [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
 fi
 
 py="${PYTHON:-python3}"
-# Installs the requirements when any listed distribution is missing.
-if ! "$py" - "$here/requirements.txt" <<'PY' 2>/dev/null
-import importlib.metadata as md, re, sys
-for line in open(sys.argv[1]):
-    name = re.split(r"[<>=!~;\[ ]", line.split("#")[0].strip())[0]
-    if name:
-        md.version(name)
+req="$here/requirements.txt"
+[[ "$profile" == main ]] && req="$here/requirements-main.txt"
+# Installs the requirements when any listed distribution is missing (following -r lines).
+if want python && ! "$py" - "$req" <<'PY' 2>/dev/null
+import importlib.metadata as md, os, re, sys
+def check(path):
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        if line.startswith("-r "):
+            check(os.path.join(os.path.dirname(path), line[3:].strip()))
+            continue
+        name = re.split(r"[<>=!~;\[ ]", line)[0]
+        if name:
+            md.version(name)
+check(sys.argv[1])
 PY
 then
-  echo "setup: installing Python requirements" >&2
-  "$py" -m pip install -q -r "$here/requirements.txt"
+  echo "setup: installing Python requirements ($(basename "$req"))" >&2
+  "$py" -m pip install -q -r "$req"
 fi
+want system || exit 0
 
 # cudnn-frontend's header-only C++ graph API for the cudnn_sdpa row (docs/cudnn.md): only the
 # wheel's include/ folder, unpacked into the cache that CMake searches. `pip install` would pull
@@ -59,6 +93,8 @@ if [[ ! -f "$cudnn_fe_dir/include/cudnn_frontend.h" ]]; then
   fi
   rm -rf "$cudnn_fe_tmp"
 fi
+
+[[ "$profile" == tests ]] || exit 0
 
 # CUTLASS/CuTe C++ headers for the host emulator's layout oracle (tests/emu/hopper_oracle_test.cpp,
 # ctest emu.hopper_oracle): only cutlass_library/source/include of the nvidia-cutlass wheel (cute/,

@@ -162,14 +162,31 @@ def test_merge_refuses_a_peer_entry_without_its_fields(sdpa, tmp_path):
 
 
 def test_flex_attention_runs_compiled_or_says_why(sweep, tmp_path):
-    """FlexAttention on the CPU needs inductor (a C++ compiler): ok and checked, or skipped with the reason."""
-    entries = run_peers(sweep, tmp_path / "flex.json", "--variants", "torch_flex", "--flex-budget-s", "120")
+    """FlexAttention on the CPU needs inductor (a C++ compiler): ok and checked, or skipped with the reason.
+    per-mask (the quick preset's CPU default) compiles one problem per mask kind, 12-18 s each: the
+    GQA one of each pair here (equal FLOPs), the MHA one skipped naming it."""
+    entries = run_peers(sweep, tmp_path / "flex.json", "--variants", "torch_flex", "--flex-budget-s", "120",
+                        "--flex-problems", "per-mask")
     assert len(entries) == 6
-    for e in entries:
-        if e["status"] == "ok":
-            assert e["err_ok"] is True and e["compile_ms"] > 0
+    by_problem = {(e["Hkv"], e["mask"]): e for e in entries}
+    for mask in ("none", "causal", "local:15,8+global:4"):
+        ran, other = by_problem[(2, mask)], by_problem[(4, mask)]
+        if ran["status"] == "ok":
+            assert ran["err_ok"] is True and ran["compile_ms"] > 0
         else:
-            assert e["status"] == "skipped" and ("compile" in e["error_message"] or "Flex" in e["error_message"])
+            assert ran["status"] == "skipped" and ("compile" in ran["error_message"] or "Flex" in ran["error_message"])
+        assert other["status"] == "skipped" and "per-mask" in other["error_message"] \
+            and "Hkv2" in other["error_message"] and mask in other["error_message"], other["error_message"]
+
+
+def test_flex_classes_and_their_representatives():
+    p = lambda nq, hkv, mask, d=64: peers.Problem("g", "fp32", 1, 8, hkv, nq, 1024, d, mask)  # noqa: E731
+    problems = [p(1024, 8, "causal"), p(1024, 8, "causal", 128), p(1, 8, "causal", 128), p(4, 1, "causal", 128),
+                p(1024, 8, "local:127,127+global:16"), p(1024, 2, "none"), p(1024, 8, "none"),
+                p(1024, 8, "random:64,1")]
+    reps = peers.flex_representatives(problems)
+    assert reps == {"causal": problems[1], "causal, decode": problems[3], "local+global": problems[4],
+                    "none": problems[5]}
 
 
 def test_bad_input_is_one_line_and_status_2(tmp_path):
