@@ -836,9 +836,24 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     return args
 
 
+def check_writable(path: str) -> None:
+    """Before minutes of runs: --out's folder is created and takes a file (attnbench's exit 2)."""
+    probe = f"{path}.probe{os.getpid()}"
+    try:
+        if os.path.isdir(path):
+            raise InputFault(f"cannot write --out '{path}': it is a directory")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(probe, "w", encoding="utf-8"):
+            pass
+        os.unlink(probe)
+    except OSError as e:
+        raise InputFault(f"cannot write --out '{path}': {e.strerror or e}") from None
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     try:
+        check_writable(args.out)
         sweep_ctx, problems = problems_of(args.problems)
     except InputFault as f:
         print(f"{PROG}: error: {f}", file=sys.stderr)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): setup, build the default preset, run
 # every ctest test (GPU tests skip with the reason when no device is usable),
-# then, side by side, the sanitizer builds of the emulator tests and the
+# then, side by side, the TSan build of the emulator tests and the
 # Python tests followed by every chart/report regenerated (results/ + a fresh
 # CPU quick sweep). Prints the seconds of each step at the end (budget: 25
 # minutes on 2 cores, README).
@@ -43,10 +43,10 @@ python_side() {
 python_log=build/test-python.log
 python_side >"$python_log" 2>&1 &
 python_pid=$!
-# ASan+UBSan and TSan builds of the emulator tests (build-asan, build-tsan;
-# tests/emu/README.md "Sanitizers"); one line per sanitizer the compiler lacks.
+# The TSan build of the emulator tests (build-tsan; tests/emu/README.md "Sanitizers"; the
+# default build's emulator tests already run under ASan+UBSan); one line if the compiler lacks it.
 sanitizers_rc=0
-bash scripts/emu_sanitizers.sh || sanitizers_rc=$?
+bash scripts/emu_sanitizers.sh tsan || sanitizers_rc=$?
 step_done "sanitizers"
 python_rc=0
 wait "$python_pid" || python_rc=$?

@@ -52,7 +52,9 @@ PY
 echo "ok: forged lines run again"
 
 # 3. Concurrent writers.
-"$bin" sweep "${sweep[@]}" --seq 64,96,128,160,192,224,256,288,320,352 --mask none,causal --reps 3 --rep-time 0.05 \
+# (an option given twice is refused: the long first writer takes its own --reps and --rep-time)
+long=(--backend cpu --variant naive --heads 2 --head-dim 32 --reps 3 --rep-time 0.05 --no-ceilings)
+"$bin" sweep "${long[@]}" --seq 64,96,128,160,192,224,256,288,320,352 --mask none,causal \
   --out "$work/c.json" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 200); do [[ -s "$work/c.json.log.jsonl.lock" ]] && break; sleep 0.05; done

@@ -197,6 +197,12 @@ def test_bad_input_is_one_line_and_status_2(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no attnbench entries" in r.stderr
 
 
+def test_an_output_that_cannot_be_written_is_refused_before_any_run(fx, tmp_path):
+    r = subprocess.run([sys.executable, PEERS, "--problems", fx("cpu_small.json"), "--out", "/proc/peers.json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "/proc/peers.json" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("field", ["Nq", "flops", "bytes_min"])
 def test_integers_beyond_the_float_range_are_bad_input(fx, tmp_path, field):
     doc = json.load(open(fx("cpu_small.json")))

@@ -73,7 +73,7 @@ function(ab_f3_negative name from to instance case)
   set_tests_properties(emu.neg.flash3_${name} PROPERTIES LABELS cpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
 endfunction()
-if(NOT ab_emu_san)
+if(NOT ab_emu_san STREQUAL "thread")
   # The running output is not rescaled when the row maximum grows (O += P V on a stale scale).
   ab_f3_negative(no_rescale "for (int i = 0; i < D / 2; ++i) o_acc[i] *= alpha[(i / 2) % 2];"
                  "for (int i = 0; i < D / 2; ++i) (void)alpha;" flash3_fwd_hdim64_bf16_br128_bc128 ring_wrap_none)
