@@ -57,7 +57,8 @@ class Browser:
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              f"--user-data-dir={self.profile}", "--no-first-run", "--no-default-browser-check",
              "--disable-extensions", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--proxy-server=127.0.0.1:9", "--hide-scrollbars", "about:blank"],
+             "--disable-sync", "--disable-dev-shm-usage", "--proxy-server=127.0.0.1:9", "--hide-scrollbars",
+             "about:blank"],
             preexec_fn=fds, close_fds=False, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
