@@ -1,6 +1,6 @@
 // Issue 21: the watchdog's polling loop against a fake clock and a fake device query
 // (harness/device_watchdog.hpp; the cuda backend and the GPU tests wrap cudaEventQuery /
-// cudaStreamQuery in it) and the deadline rule.
+// cudaStreamQuery in it), the deadline rule, and the crash guard's record of a crash.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness/crash_guard.hpp"
 #include "harness/device_watchdog.hpp"
+#include "harness/json_read.hpp"
 
 namespace attnbench {
 namespace {
@@ -105,6 +107,48 @@ TEST(device_watchdog, wait_floor_from_the_environment) {
   }
   ::unsetenv("ATTNBENCH_WAIT_TIMEOUT_S");
   EXPECT_EQ(wait_floor_from_env(), default_wait_floor_s);
+}
+
+// The crash guard in a child process: the armed entry reaches the file, with the signal,
+// and the child still dies of that signal. Control: disarmed, a crash writes nothing.
+int crash_child(const std::string& path, bool armed) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+    crash_guard g(fd);
+    g.arm(R"({"name": "x/cpu", "status": "failed", "error_message": "crashed: signal @SIGNAL@"})" "\n",
+          "test crash @SIGNAL@\n");
+    if (!armed) g.disarm();
+    std::raise(SIGSEGV);
+    ::_exit(0);  // not reached
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+TEST(crash_guard, a_crash_leaves_its_entry_and_still_kills) {
+  const std::string p = ::testing::TempDir() + "crash_guard.jsonl";
+  const int status = crash_child(p, true);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV);
+  const std::string text = slurp(p);
+  EXPECT_EQ(text, "\n{\"name\": \"x/cpu\", \"status\": \"failed\", \"error_message\": \"crashed: signal 11 (SIGSEGV)\"}\n");
+  EXPECT_FALSE(parse_json_text(text.substr(1, text.size() - 2)).is_discarded());
+  EXPECT_EQ(signal_text(SIGABRT), "6 (SIGABRT)");
+}
+
+TEST(crash_guard, disarmed_writes_nothing) {
+  const std::string p = ::testing::TempDir() + "crash_guard_disarmed.jsonl";
+  const int status = crash_child(p, false);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV);
+  EXPECT_EQ(slurp(p), "");
 }
 
 }  // namespace
