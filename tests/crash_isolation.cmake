@@ -4,6 +4,8 @@
 #                         other row, logs the two rows failed/skipped with their reasons, exits as
 #                         documented; controls: an unmarked log reruns the row, a restart on
 #                         status 3 alone ends unfinished (~2 s)
+#   cli_cudnn_absent      libattnbench_cuda.so needs no cuDNN; with cuDNN broken or its module
+#                         missing, list works and only cudnn_sdpa is refused, with the reason (~1 s)
 # The watchdog's loop and deadline rule, the crash guard, lock files and quarantine are unit
 # tests in attnbench_tests (test_device_watchdog.cpp, test_results_log.cpp); the emulated
 # mbarrier hang is emu.flash3_hang (tests/emu/flash3/tests.cmake).
@@ -11,3 +13,18 @@ add_test(NAME cli_crash_isolation
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/crash_isolation.sh $<TARGET_FILE:attnbench>
                  ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_crash_isolation)
 set_tests_properties(cli_crash_isolation PROPERTIES LABELS "cpu;cli" TIMEOUT 120)
+
+if(ATTNBENCH_WITH_CUDA AND TARGET attnbench_cudnn)
+  add_test(NAME cli_cudnn_absent
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/cudnn_absent.sh $<TARGET_FILE:attnbench>
+                   ${CMAKE_CURRENT_BINARY_DIR}/cli_cudnn_absent)
+  set_tests_properties(cli_cudnn_absent PROPERTIES LABELS "cpu;cli" TIMEOUT 60 SKIP_RETURN_CODE 77)
+endif()
+
+# The GPU test binary loads libattnbench_cudnn.so like attnbench does; the module's references
+# into the CUDA objects (device_runner, stream) resolve against the executable, which must
+# export them, and the module must be built beside it.
+if(TARGET attnbench_gpu_tests AND TARGET attnbench_cudnn)
+  set_target_properties(attnbench_gpu_tests PROPERTIES ENABLE_EXPORTS ON)
+  add_dependencies(attnbench_gpu_tests attnbench_cudnn)
+endif()
