@@ -6,6 +6,8 @@
 #                         status 3 alone ends unfinished (~2 s)
 #   cli_cudnn_absent      libattnbench_cuda.so needs no cuDNN; with cuDNN broken or its module
 #                         missing, list works and only cudnn_sdpa is refused, with the reason (~1 s)
+#   cli_gpu_tests_restart scripts/gpu_tests.sh against a stand-in test binary whose tests hang and
+#                         crash: started again past each, counts right; control: clean run (~1 s)
 # The watchdog's loop and deadline rule, the crash guard, lock files and quarantine are unit
 # tests in attnbench_tests (test_device_watchdog.cpp, test_results_log.cpp); the emulated
 # mbarrier hang is emu.flash3_hang (tests/emu/flash3/tests.cmake).
@@ -13,6 +15,10 @@ add_test(NAME cli_crash_isolation
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/crash_isolation.sh $<TARGET_FILE:attnbench>
                  ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_crash_isolation)
 set_tests_properties(cli_crash_isolation PROPERTIES LABELS "cpu;cli" TIMEOUT 120)
+
+add_test(NAME cli_gpu_tests_restart
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/gpu_tests_restart.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_gpu_tests_restart)
+set_tests_properties(cli_gpu_tests_restart PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
 
 if(ATTNBENCH_WITH_CUDA AND TARGET attnbench_cudnn)
   add_test(NAME cli_cudnn_absent
