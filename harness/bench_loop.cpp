@@ -1,10 +1,10 @@
 #include "harness/bench_loop.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <memory>
 #include <new>
 #include <optional>
@@ -104,9 +104,10 @@ std::vector<planted_fault> parse_planted_faults(const std::string& spec) {
     const std::string kind = item.substr(0, colon);
     if (colon == std::string::npos || colon + 1 == item.size() ||
         (kind != "sticky" && kind != "failed" && kind != "hang" && kind != "crash"))
-      throw input_error(fmt::format("ATTNBENCH_FAULT item '{}': expected KIND:TEXT with KIND sticky, failed, hang or "
-                                    "crash",
-                                    item));
+      throw input_error(
+          fmt::format("ATTNBENCH_FAULT item '{}': expected KIND:TEXT with KIND sticky, failed, hang or "
+                      "crash",
+                      item));
     out.push_back({kind, item.substr(colon + 1)});
   }
   return out;
@@ -183,8 +184,8 @@ sweep_totals run_sweep(backend& be, const std::vector<configuration>& configs, r
       quarantined = true;
     } else {
       // This configuration's device deadline, and what ends it (device_watchdog.hpp).
-      set_current_deadline({opt.wait_floor_s, opt.wait_factor,
-                            model ? model_bound_s(*model, c.p.type, opt.peaks) : 0.0});
+      set_current_deadline(
+          {opt.wait_floor_s, opt.wait_factor, model ? model_bound_s(*model, c.p.type, opt.peaks) : 0.0});
       set_wait_expired_handler([&](const std::string& message) {
         const result_entry r = fault_entry(c, model, message, "timeout");
         try {
@@ -206,9 +207,9 @@ sweep_totals run_sweep(backend& be, const std::vector<configuration>& configs, r
         std::_Exit(exit_sticky);  // no unwinding: a cudaFree behind the hung kernel would block forever
       });
       if (guard) {
-        const result_entry crash =
-            fault_entry(c, model, fmt::format("crashed: signal {} while this configuration ran", crash_signal_placeholder),
-                        "crash");
+        const result_entry crash = fault_entry(
+            c, model, fmt::format("crashed: signal {} while this configuration ran", crash_signal_placeholder),
+            "crash");
         guard->arm(crash.json.dump() + "\n",
                    fmt::format("attnbench: error: {} crashed the process (signal {}); its entry is in {}; rerun with "
                                "--resume: the other configurations of {} are then skipped\n",

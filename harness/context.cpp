@@ -7,9 +7,9 @@
 #include <benchmark/benchmark.h>
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
 #include <fmt/format.h>
 #include <sstream>
+#include <string_view>
 #include <unistd.h>
 
 namespace attnbench {

@@ -1,10 +1,10 @@
 #include "harness/crash_guard.hpp"
 
+#include <unistd.h>
 #include <atomic>
 #include <csignal>
 #include <cstring>
 #include <memory>
-#include <unistd.h>
 #include <vector>
 
 namespace attnbench {
@@ -107,7 +107,7 @@ crash_guard::crash_guard(int fd) {
   st.ss_sp = g_alt_stack.data();
   st.ss_size = g_alt_stack.size();
   ::sigaltstack(&st, &g_old_alt);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_crash;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;

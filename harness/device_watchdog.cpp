@@ -1,9 +1,9 @@
 #include "harness/device_watchdog.hpp"
 
+#include <fmt/format.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <limits>
 
 #include "core/errors.hpp"
@@ -77,9 +77,10 @@ const device_deadline& current_deadline() { return deadline_slot(); }
 void set_wait_expired_handler(wait_expired_handler h) { handler_slot() = std::move(h); }
 
 void device_wait_expired(const std::string& what, double waited_s, const std::string& limit) {
-  const std::string message = fmt::format("{}{} did not complete within {} (waited {}); the device cannot be "
-                                          "trusted after this, the process ends",
-                                          timeout_prefix, what, limit, seconds_text(waited_s));
+  const std::string message = fmt::format(
+      "{}{} did not complete within {} (waited {}); the device cannot be "
+      "trusted after this, the process ends",
+      timeout_prefix, what, limit, seconds_text(waited_s));
   if (const wait_expired_handler& h = handler_slot()) h(message);
   std::fflush(stdout);
   std::fprintf(stderr, "attnbench: error: %s\n", message.c_str());

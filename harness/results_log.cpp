@@ -1,16 +1,16 @@
 #include "harness/results_log.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
-#include <iterator>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "core/errors.hpp"
 #include "harness/entry_schema.hpp"
@@ -41,7 +41,8 @@ log_identity sweep_identity(const std::vector<std::string>& names, const std::st
 
 std::string header_line(const log_identity& id, const json& context) {
   json c = context.is_object() ? context : json::object();
-  c["attnbench_log"] = {{"sweep_id", id.sweep_id}, {"configurations", id.configurations}, {"git_commit", id.git_commit}};
+  c["attnbench_log"] = {
+      {"sweep_id", id.sweep_id}, {"configurations", id.configurations}, {"git_commit", id.git_commit}};
   return json{{"context", c}}.dump() + "\n";
 }
 
@@ -119,8 +120,7 @@ void results_log::lock() {
   // one. So the flock counts only on the file the path still names; otherwise retry.
   for (int attempt = 0;; ++attempt) {
     lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0)
-      throw io_error(fmt::format("cannot open lock file '{}': {}", lock_path, std::strerror(errno)));
+    if (lock_fd_ < 0) throw io_error(fmt::format("cannot open lock file '{}': {}", lock_path, std::strerror(errno)));
     if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       std::string pid;
@@ -128,11 +128,12 @@ void results_log::lock() {
       ::close(lock_fd_);
       lock_fd_ = -1;
       if (err == EWOULDBLOCK)
-        throw io_error(fmt::format("results log '{}' is in use by another attnbench (pid {}, lock file '{}')",
-                                   path_, pid.empty() ? "unknown" : pid, lock_path));
+        throw io_error(fmt::format("results log '{}' is in use by another attnbench (pid {}, lock file '{}')", path_,
+                                   pid.empty() ? "unknown" : pid, lock_path));
       throw io_error(fmt::format("cannot lock '{}': {}", lock_path, std::strerror(err)));
     }
-    struct stat held{}, named{};
+    struct stat held {
+    }, named{};
     if (::fstat(lock_fd_, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
         held.st_ino == named.st_ino)
       break;
@@ -218,7 +219,7 @@ void results_log::open(const log_options& opt) {
         context_differs = context_differs || !existing_.header_context.contains(k) || existing_.header_context[k] != v;
     rewrite = existing_.torn_lines > 0 || existing_.invalid_lines > 0 || !same_header || context_differs;
   }
-  const json head_context = own_header ? opt.header_context
+  const json head_context = own_header                             ? opt.header_context
                             : existing_.header_context.is_object() ? existing_.header_context
                                                                    : json::object();
   const std::string head = header ? header_line(*header, head_context) : std::string();

@@ -4,18 +4,18 @@
 #include <set>
 #include <fmt/format.h>
 
+#include "harness/axis_values.hpp"
 #include "harness/bench_loop.hpp"
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/context.hpp"
 #include "harness/cuda_module.hpp"
-#include "harness/json_output.hpp"
-#include "harness/results_log.hpp"
-#include "harness/run_defaults.hpp"
-#include "harness/axis_values.hpp"
 #include "harness/host_info.hpp"
+#include "harness/json_output.hpp"
 #include "harness/json_read.hpp"
+#include "harness/results_log.hpp"
 #include "harness/row_quarantine.hpp"
+#include "harness/run_defaults.hpp"
 
 namespace attnbench {
 
@@ -44,11 +44,12 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
         throw input_error(fmt::format("--max-configurations {} exceeds the largest accepted 2^40", w.value()));
     }
     else if (n == "--rep-time") c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
-    else if (n == "--wait-timeout") c.wait_timeout_s = cli::parse_seconds(w.value(), "--wait-timeout");
+    else if (n == "--wait-timeout")
+      c.wait_timeout_s = cli::parse_seconds(w.value(), "--wait-timeout");
     else if (n == "--quarantine-from") {
       for (std::string& f : split_list(w.value(), "--quarantine-from")) c.quarantine_from.push_back(std::move(f));
-    }
-    else if (n == "--ceilings-from") c.ceilings_from = w.value();
+    } else if (n == "--ceilings-from")
+      c.ceilings_from = w.value();
     else if (n == "--resume") { w.no_value(); c.resume = true; }
     else if (n == "--append") { w.no_value(); c.append = c.resume = true; }
     else if (n == "--hot") { w.no_value(); c.hot = true; }
@@ -61,8 +62,7 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
   if (!c.preset.empty() && !c.sweep_file.empty())
     throw input_error("give --preset or --sweep-file, not both");
   if (!c.preset.empty()) make_preset(c.preset);  // validates the name
-  if (!c.ceilings_from.empty() && c.no_ceilings)
-    throw input_error("give --ceilings-from or --no-ceilings, not both");
+  if (!c.ceilings_from.empty() && c.no_ceilings) throw input_error("give --ceilings-from or --no-ceilings, not both");
   return c;
 }
 
@@ -99,9 +99,10 @@ json ceilings_from_file(const std::string& path, const std::string& device, std:
   const json& holder = doc.is_object() && doc.contains("context") && doc["context"].is_object() ? doc["context"] : doc;
   if (!holder.is_object() || !holder.contains("ceilings") || !holder["ceilings"].is_object() ||
       !holder["ceilings"].contains("measured") || !holder["ceilings"]["measured"].is_object())
-    throw input_error(fmt::format("--ceilings-from '{}' holds no ceilings.measured (expected the output of "
-                                  "`attnbench ceilings` or a result JSON)",
-                                  path));
+    throw input_error(
+        fmt::format("--ceilings-from '{}' holds no ceilings.measured (expected the output of "
+                    "`attnbench ceilings` or a result JSON)",
+                    path));
   const std::string theirs = holder.value("device", "");
   if (theirs != device)
     throw input_error(fmt::format("--ceilings-from '{}' was measured on '{}', this is '{}'", path, theirs, device));

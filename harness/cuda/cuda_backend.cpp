@@ -18,12 +18,12 @@
 
 #include <fmt/format.h>
 
+#include "core/cuda/device_buffer.cuh"
 #include "harness/backend.hpp"
-#include "harness/cuda_module.hpp"
 #include "harness/cuda/ceiling_kernels.hpp"
 #include "harness/cuda/device_wait.hpp"
+#include "harness/cuda_module.hpp"
 #include "harness/datasheet.hpp"
-#include "core/cuda/device_buffer.cuh"
 
 namespace attnbench {
 

@@ -3,12 +3,12 @@
 // cudaStreamQuery in it), the deadline rule, and the crash guard's record of a crash.
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <fcntl.h>
-#include <fstream>
-#include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <fstream>
+#include <stdexcept>
 
 #include "harness/crash_guard.hpp"
 #include "harness/device_watchdog.hpp"
@@ -62,8 +62,8 @@ TEST(device_watchdog, a_device_that_finishes_is_no_timeout) {
 
 TEST(device_watchdog, work_that_ends_at_the_deadline_is_no_timeout) {
   fake_clock fc;
-  EXPECT_TRUE(poll_until_done([&] { return fc.now - 100 >= 1.0 ? poll_state::done : poll_state::pending; }, 1.0,
-                              fc.clock()));
+  EXPECT_TRUE(
+      poll_until_done([&] { return fc.now - 100 >= 1.0 ? poll_state::done : poll_state::pending; }, 1.0, fc.clock()));
 }
 
 TEST(device_watchdog, a_device_error_propagates) {
@@ -116,7 +116,8 @@ int crash_child(const std::string& path, bool armed) {
   if (pid == 0) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
     crash_guard g(fd);
-    g.arm(R"({"name": "x/cpu", "status": "failed", "error_message": "crashed: signal @SIGNAL@"})" "\n",
+    g.arm(R"({"name": "x/cpu", "status": "failed", "error_message": "crashed: signal @SIGNAL@"})"
+          "\n",
           "test crash @SIGNAL@\n");
     if (!armed) g.disarm();
     std::raise(SIGSEGV);
@@ -138,7 +139,8 @@ TEST(crash_guard, a_crash_leaves_its_entry_and_still_kills) {
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
   const std::string text = slurp(p);
-  EXPECT_EQ(text, "\n{\"name\": \"x/cpu\", \"status\": \"failed\", \"error_message\": \"crashed: signal 11 (SIGSEGV)\"}\n");
+  EXPECT_EQ(text,
+            "\n{\"name\": \"x/cpu\", \"status\": \"failed\", \"error_message\": \"crashed: signal 11 (SIGSEGV)\"}\n");
   EXPECT_FALSE(parse_json_text(text.substr(1, text.size() - 2)).is_discarded());
   EXPECT_EQ(signal_text(SIGABRT), "6 (SIGABRT)");
 }

@@ -2,8 +2,8 @@
 // the seed rule of tensors.hpp) and the fp32 originals shared across the dtypes of a shape.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <omp.h>
+#include <cmath>
 #include <random>
 
 #include "harness/tensors.hpp"
@@ -40,7 +40,8 @@ TEST(input_generation, the_seed_rule) {
       std::mt19937_64 gen(input_block_seed(7, t, block));
       std::normal_distribution<float> dist(0.0f, 1.0f);
       for (std::int64_t j = 0; j < 100; ++j)
-        ASSERT_EQ(x[static_cast<std::size_t>(block * input_block_elems + j)], dist(gen)) << t << " " << block << " " << j;
+        ASSERT_EQ(x[static_cast<std::size_t>(block * input_block_elems + j)], dist(gen))
+            << t << " " << block << " " << j;
     }
   }
   EXPECT_NE(in.q[0], in.k[0]);  // tensors and blocks draw from different generators

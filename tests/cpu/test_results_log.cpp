@@ -329,7 +329,9 @@ TEST(row_quarantine, a_row_that_hung_in_the_log_is_skipped_with_the_reason_on_re
   const std::string p = fresh_path("quarantine.log.jsonl");
   {
     results_log log(p, false);
-    json hung = valid_entry(configs[1].name, {{"variant", "t_nan"}, {"backend", "cpu"}, {"status", "failed"},
+    json hung = valid_entry(configs[1].name, {{"variant", "t_nan"},
+                                              {"backend", "cpu"},
+                                              {"status", "failed"},
                                               {"error_message", "timeout: the timed launches did not complete"}});
     hung[row_fault_field] = "timeout";
     log.append(hung);  // what a run that hit its deadline left
@@ -356,8 +358,9 @@ TEST(row_quarantine, without_the_mark_the_row_runs_again) {
   const std::string p = fresh_path("no_quarantine.log.jsonl");
   {
     results_log log(p, false);
-    log.append(valid_entry(configs[1].name, {{"variant", "t_nan"}, {"backend", "cpu"}, {"status", "failed"},
-                                             {"error_message", "launch failed"}}));
+    log.append(valid_entry(
+        configs[1].name,
+        {{"variant", "t_nan"}, {"backend", "cpu"}, {"status", "failed"}, {"error_message", "launch failed"}}));
   }
   auto be = make_cpu_backend();
   results_log log(p, true);
@@ -400,7 +403,8 @@ TEST(row_quarantine, faults_in_another_log_and_sticky_errors_mark_rows) {
   for (const json& e : read_results_log(q).entries)
     if (e["variant"] == "t_sticky")
       EXPECT_NE(e["error_message"].get<std::string>().find("crashed (sticky device error: test row: illegal address) "
-                                                           "on " + configs[1].name + ", see smoke.json.log.jsonl"),
+                                                           "on " +
+                                                           configs[1].name + ", see smoke.json.log.jsonl"),
                 std::string::npos)
           << e["error_message"];
 }

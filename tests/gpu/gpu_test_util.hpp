@@ -20,11 +20,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "kernels/registry.hpp"
-#include "harness/tensors.hpp"
 #include "core/cuda/device_buffer.cuh"
 #include "harness/cuda/device_wait.hpp"
+#include "harness/tensors.hpp"
 #include "kernels/reference/attention_reference.hpp"
+#include "kernels/registry.hpp"
 #include "tests/gpu/tolerance.hpp"
 
 namespace attnbench::testing {
@@ -62,7 +62,8 @@ inline void sync_device(const char* what = "the test's launches") {
   if (cuda::wait_stream_for(cuda::stream(), limit)) return;
   const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
   std::fflush(stdout);
-  std::fprintf(stderr, "ATTNBENCH_TIMEOUT %s.%s: %s did not complete within %g s ($ATTNBENCH_WAIT_TIMEOUT_S); "
+  std::fprintf(stderr,
+               "ATTNBENCH_TIMEOUT %s.%s: %s did not complete within %g s ($ATTNBENCH_WAIT_TIMEOUT_S); "
                "the device is hung, the test binary ends\n",
                t ? t->test_suite_name() : "?", t ? t->name() : "?", what, limit);
   std::fflush(stderr);

@@ -57,9 +57,10 @@ const cudnn_module& loaded_module() {
     auto entry = reinterpret_cast<entry_fn>(::dlsym(h, "attnbench_cudnn_sdpa_api"));
     const cudnn_sdpa_api* api = entry ? entry() : nullptr;
     if (!api || api->version != cudnn_sdpa_api_version) {
-      r.error = fmt::format("{} is not this build's cuDNN module (entry point {}, version {}, expected {}); "
-                            "cudnn_sdpa is disabled",
-                            r.path, entry ? "found" : "missing", api ? api->version : 0, cudnn_sdpa_api_version);
+      r.error = fmt::format(
+          "{} is not this build's cuDNN module (entry point {}, version {}, expected {}); "
+          "cudnn_sdpa is disabled",
+          r.path, entry ? "found" : "missing", api ? api->version : 0, cudnn_sdpa_api_version);
       return r;
     }
     r.api = api;
@@ -91,8 +92,7 @@ std::string cudnn_module_error() { return loaded_module().error; }
 
 void add_cuda_rows_cudnn(std::vector<variant>& rows) {
   // Named first: GCC 12 -O3 warns (maybe-uninitialized) on a braced vector inside the braced row.
-  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16},
-                          .masks = mask_none | mask_causal | mask_local};
+  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16}, .masks = mask_none | mask_causal | mask_local};
   rows.push_back({
       .name = "cudnn_sdpa",
       .backend = backend_kind::cuda,
@@ -103,8 +103,7 @@ void add_cuda_rows_cudnn(std::vector<variant>& rows) {
       .check = cuda::cudnn_sdpa_row_support,
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_softmax(p),
-                                 model_bytes_cudnn_sdpa_min_io(p)};
+            return model_figures{model_flops_softmax(p), model_flops_softmax(p), model_bytes_cudnn_sdpa_min_io(p)};
           },
       .memory_bytes = [](const problem& p) { return memory_bytes_cudnn_sdpa(p, cuda::workspace_bytes(p)); },
       .make_runner = [](const problem& p, bool) -> std::unique_ptr<runner> {
