@@ -14,7 +14,16 @@ namespace attnbench {
 namespace {
 
 device_deadline& deadline_slot() {
-  static device_deadline d;  // the sweep sets the floor from --wait-timeout / the environment
+  // Until a sweep sets it: the floor from $ATTNBENCH_WAIT_TIMEOUT_S when valid (`run --repeat`,
+  // `ceilings`); a bad value is reported by the sweep, which reads it with wait_floor_from_env().
+  static device_deadline d = [] {
+    device_deadline init;
+    try {
+      init.floor_s = wait_floor_from_env();
+    } catch (const std::exception&) {
+    }
+    return init;
+  }();
   return d;
 }
 

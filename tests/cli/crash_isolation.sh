@@ -13,6 +13,8 @@
 # Negative controls: the same log with the row_fault marks removed makes a resume run
 # flash1 again (it hangs again: status 3), and resume_sweep.sh restarting only on status 3
 # (as before issue 21) leaves the sweep unfinished after the crash.
+# Ceilings: a run cut off by a hang writes its measured ceilings into the log's header and the
+# resumed run reuses them (context.ceilings_from) instead of measuring again.
 set -euo pipefail
 bin="$1"; resume_script="$2"; work="$3"
 rm -rf "$work"; mkdir -p "$work"
@@ -102,3 +104,23 @@ set -e
 [[ $rc -eq 139 ]] || fail "control 2: expected the old restart rule to end at the crash (139), got $rc"
 if check "$work/old.json" >/dev/null 2>&1; then fail "control 2: an unfinished sweep passed the check"; fi
 echo "controls ok: an unmarked log reruns the hung row (exit 3); restarting on 3 alone ends at the crash, unfinished"
+
+# Ceilings: measured once. The first run (hang at its 2nd configuration, exit 3) measures them and
+# writes them into its log's header; the resumed run takes them from there, not measuring again.
+cs=(--backend cpu --variant naive,flash1 --seq 64 --heads 2 --head-dim 32 --reps 1 --rep-time 0.002 --wait-timeout 0.3)
+set +e
+ATTNBENCH_FAULT="hang:flash1/" "$bin" sweep "${cs[@]}" --out "$work/ceil.json" >/dev/null 2>&1
+rc=$?
+set -e
+[[ $rc -eq 3 ]] || fail "ceilings: expected exit 3 at the planted hang, got $rc"
+"$bin" sweep "${cs[@]}" --out "$work/ceil.json" --resume >/dev/null 2>&1 || fail "ceilings: the resume failed"
+python3 - "$work/ceil.json" <<'PY' || fail "ceilings: the resumed run did not reuse the header's ceilings"
+import json, sys
+out = sys.argv[1]
+ctx = json.load(open(out))["context"]
+header = json.loads(open(out + ".log.jsonl").readline())["context"]
+assert ctx["ceilings_from"].startswith("the header of "), ctx.get("ceilings_from")
+assert ctx["ceilings"]["measured"] == header["ceilings"]["measured"]
+assert ctx["ceilings"]["measured"]["bandwidth_gbps"] > 0
+print("ceilings ok: the resumed sweep reused the first run's ceilings from the log header")
+PY
