@@ -38,22 +38,34 @@ struct wait_clock {
 
 inline wait_clock steady_wait_clock() {
   return {[] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); },
-          [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }};
+          [](double s) {
+            if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
+            else std::this_thread::yield();
+          }};
 }
+
+// Polls before the first pause: a query costs ~1-2 us (cudaEventQuery), so ~2-4 ms of polling
+// in which a short kernel's end is seen at once, as cudaEventSynchronize's spin would see it;
+// the timed samples of a sweep (tens of us to ms each) then pay no pause.
+inline constexpr int wait_spin_polls = 2000;
 
 // Polls `query` until it reports done (true) or `limit_s` seconds have passed since the
 // call (false; the query is asked once more at the deadline, so a wait that ends just
-// then is not a timeout). Pauses 20 us after the first pending answer, doubling up to
-// 1 ms: a wait costs at most ~1 ms beyond the work and a few hundred polls per second.
-// The query throws on a device error; that propagates.
+// then is not a timeout). After wait_spin_polls polls (yielding in between) it pauses
+// 20 us, doubling up to 1 ms: a long wait costs ~1000 polls per second and ends at most
+// ~1 ms after the work. The query throws on a device error; that propagates.
 template <class Query>
 bool poll_until_done(Query&& query, double limit_s, const wait_clock& clock = steady_wait_clock()) {
   const double start = clock.now_s();
   double pause = 20e-6;
-  for (;;) {
+  for (int polls = 1;; ++polls) {
     if (query() == poll_state::done) return true;
     const double now = clock.now_s();
     if (now - start >= limit_s) return query() == poll_state::done;
+    if (polls < wait_spin_polls) {
+      clock.sleep_s(0);  // a yield
+      continue;
+    }
     clock.sleep_s(std::min(pause, std::max(0.0, start + limit_s - now)));
     pause = std::min(2 * pause, 1e-3);
   }

@@ -44,8 +44,9 @@ TEST(device_watchdog, a_device_that_never_finishes_times_out_at_the_deadline) {
   EXPECT_FALSE(done);
   EXPECT_NEAR(fc.now - 100, 2.0, 1e-9);  // waited exactly to the deadline, never beyond
   EXPECT_LE(fc.longest_pause, 1e-3);     // at most 1 ms between polls
-  EXPECT_GT(polls, 1000);                // ~1 poll per ms once the pause has grown
-  EXPECT_LT(polls, 2100);
+  // 2000 polls spinning, then ~1 per ms for the 2 s: ~4000 in all.
+  EXPECT_GT(polls, wait_spin_polls + 1900);
+  EXPECT_LT(polls, wait_spin_polls + 2100);
 }
 
 // The negative control of the test above: the same loop on a device that finishes.
@@ -54,7 +55,13 @@ TEST(device_watchdog, a_device_that_finishes_is_no_timeout) {
   int polls = 0;
   EXPECT_TRUE(poll_until_done([&] { return ++polls < 50 ? poll_state::pending : poll_state::done; }, 2.0, fc.clock()));
   EXPECT_EQ(polls, 50);
-  EXPECT_LT(fc.now - 100, 0.05);  // 20 us doubling to 1 ms: 49 pauses, ~45 ms
+  EXPECT_EQ(fc.now - 100, 0);  // within the spinning polls: no pause, seen at once
+  EXPECT_EQ(fc.longest_pause, 0);
+  fake_clock later;  // done after the spinning polls: then 20 us pauses doubling to 1 ms
+  polls = 0;
+  EXPECT_TRUE(poll_until_done([&] { return ++polls < wait_spin_polls + 8 ? poll_state::pending : poll_state::done; },
+                              2.0, later.clock()));
+  EXPECT_NEAR(later.now - 100, (20 + 40 + 80 + 160 + 320 + 640 + 1000 + 1000) * 1e-6, 1e-9);
   fake_clock first;
   EXPECT_TRUE(poll_until_done([] { return poll_state::done; }, 2.0, first.clock()));
   EXPECT_EQ(first.sleeps, 0);  // done at once: no pause at all
