@@ -24,7 +24,8 @@ struct run_facts {
 
 // Google Benchmark's context keys, as its JSON reporter writes them.
 nlohmann::json gbench_context();
-// Commit of ATTNBENCH_SOURCE_DIR at run time ("unknown" when git fails).
+// Commit of ATTNBENCH_SOURCE_DIR at run time ("unknown" when git fails); $ATTNBENCH_GIT_COMMIT
+// (40 hex digits) when set: the commit prebuilt binaries were built at (docs/gpu.md).
 std::string git_commit();
 bool git_dirty();
 std::string host_name();

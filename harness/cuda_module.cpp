@@ -40,7 +40,9 @@ bool load_cuda_module(std::string* why) {
     const std::string path = module_path();
     if (::access(path.c_str(), R_OK) != 0) {
       error = fmt::format("the CUDA module {} is absent (build it: cmake --build build --target attnbench_cuda)", path);
-    } else if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    } else if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      // RTLD_GLOBAL: libattnbench_cudnn.so, which the cudnn_sdpa row loads on first use,
+      // resolves its references into the CUDA part (device_runner, stream) against it.
       const char* e = ::dlerror();
       error = fmt::format("the CUDA module did not load: {}", e ? e : "unknown dlopen error");
     } else if (!cuda_backend_factory) {

@@ -1,15 +1,16 @@
 #include "harness/results_log.hpp"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <iterator>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include "core/errors.hpp"
 #include "harness/entry_schema.hpp"
@@ -38,11 +39,11 @@ log_identity sweep_identity(const std::vector<std::string>& names, const std::st
   return {fmt::format("fnv1a64:{:016x}", h), static_cast<std::int64_t>(names.size()), git_commit};
 }
 
-std::string header_line(const log_identity& id) {
-  const json h = {{"context",
-                   {{"attnbench_log",
-                     {{"sweep_id", id.sweep_id}, {"configurations", id.configurations}, {"git_commit", id.git_commit}}}}}};
-  return h.dump() + "\n";
+std::string header_line(const log_identity& id, const json& context) {
+  json c = context.is_object() ? context : json::object();
+  c["attnbench_log"] = {
+      {"sweep_id", id.sweep_id}, {"configurations", id.configurations}, {"git_commit", id.git_commit}};
+  return json{{"context", c}}.dump() + "\n";
 }
 
 namespace {
@@ -93,8 +94,12 @@ log_contents read_results_log(const std::string& path) {
       continue;
     }
     if (auto h = as_header(j)) {
-      if (was_first) c.header = std::move(h);
-      else ++c.invalid_lines;
+      if (was_first) {
+        c.header = std::move(h);
+        c.header_context = j["context"];
+      } else {
+        ++c.invalid_lines;
+      }
       continue;
     }
     if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) {
@@ -110,19 +115,31 @@ log_contents read_results_log(const std::string& path) {
 
 void results_log::lock() {
   const std::string lock_path = path_ + ".lock";
-  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0)
-    throw io_error(fmt::format("cannot open lock file '{}': {}", lock_path, std::strerror(errno)));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    std::string pid;
-    std::ifstream(lock_path) >> pid;
-    ::close(lock_fd_);
+  // The lock file is removed when a run ends normally (close()): a process that opened it
+  // just before may then hold the flock of an unlinked file while a third creates a new
+  // one. So the flock counts only on the file the path still names; otherwise retry.
+  for (int attempt = 0;; ++attempt) {
+    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0) throw io_error(fmt::format("cannot open lock file '{}': {}", lock_path, std::strerror(errno)));
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      std::string pid;
+      std::ifstream(lock_path) >> pid;
+      ::close(lock_fd_);
+      lock_fd_ = -1;
+      if (err == EWOULDBLOCK)
+        throw io_error(fmt::format("results log '{}' is in use by another attnbench (pid {}, lock file '{}')", path_,
+                                   pid.empty() ? "unknown" : pid, lock_path));
+      throw io_error(fmt::format("cannot lock '{}': {}", lock_path, std::strerror(err)));
+    }
+    struct stat held {
+    }, named{};
+    if (::fstat(lock_fd_, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino)
+      break;
+    ::close(lock_fd_);  // removed (or replaced) since we opened it
     lock_fd_ = -1;
-    if (err == EWOULDBLOCK)
-      throw io_error(fmt::format("results log '{}' is in use by another attnbench (pid {}, lock file '{}')",
-                                 path_, pid.empty() ? "unknown" : pid, lock_path));
-    throw io_error(fmt::format("cannot lock '{}': {}", lock_path, std::strerror(err)));
+    if (attempt >= 100) throw io_error(fmt::format("cannot lock '{}': it keeps being replaced", lock_path));
   }
   const std::string me = std::to_string(::getpid()) + "\n";
   if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0)
@@ -181,6 +198,7 @@ void results_log::open(const log_options& opt) {
   lock();
   std::optional<log_identity> header = opt.identity;
   bool rewrite = true;
+  bool own_header = true;  // false: --append keeps the log's header line as it was (context included)
   if (opt.resume) {
     existing_ = read_results_log(path);
     const bool had_content = existing_.header || !existing_.entries.empty();
@@ -188,12 +206,23 @@ void results_log::open(const log_options& opt) {
     for (const auto& e : existing_.entries) entries_.put(e);
     // --append keeps the log's own header (or its lack of one): the log stays
     // another sweep's, so a later plain --resume of this sweep is refused too.
-    if (opt.append && had_content) header = existing_.header;
+    if (opt.append && had_content) {
+      header = existing_.header;
+      own_header = false;
+    }
     const bool same_header = header.has_value() == existing_.header.has_value() &&
                              (!header || header->sweep_id == existing_.header->sweep_id);
-    rewrite = existing_.torn_lines > 0 || existing_.invalid_lines > 0 || !same_header;
+    // A header whose context lacks what this run records there (ceilings first measured now).
+    bool context_differs = false;
+    if (own_header && existing_.header_context.is_object() && opt.header_context.is_object())
+      for (const auto& [k, v] : opt.header_context.items())
+        context_differs = context_differs || !existing_.header_context.contains(k) || existing_.header_context[k] != v;
+    rewrite = existing_.torn_lines > 0 || existing_.invalid_lines > 0 || !same_header || context_differs;
   }
-  const std::string head = header ? header_line(*header) : std::string();
+  const json head_context = own_header                             ? opt.header_context
+                            : existing_.header_context.is_object() ? existing_.header_context
+                                                                   : json::object();
+  const std::string head = header ? header_line(*header, head_context) : std::string();
   if (rewrite) {  // atomically: on failure the old log stays as it was
     std::string text = head;
     for (const auto& e : existing_.entries) text += e.dump() + "\n";
@@ -206,7 +235,17 @@ void results_log::open(const log_options& opt) {
 
 results_log::~results_log() {
   if (fd_ >= 0) ::close(fd_);
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock; the lock file stays (removing it races)
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock; the file stays (a killed run's does too)
+}
+
+void results_log::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (lock_fd_ >= 0) {
+    ::unlink((path_ + ".lock").c_str());  // while still holding the flock: see lock()
+    ::close(lock_fd_);
+  }
+  lock_fd_ = -1;
 }
 
 void results_log::append(const nlohmann::json& entry) {

@@ -13,7 +13,12 @@
 // is set, which keeps the log's own header: a mixed log needs --append each time.
 // A lock (flock on `<log>.lock`, which holds the writer's pid) admits one
 // writer: a second fails at once naming the holder's pid (io_error, exit 1).
-// The open log keeps every entry in memory, so the final file needs no re-read.
+// close() (a run that ends normally) removes the lock file; one left by a killed
+// run holds no flock and is taken over as stale. The open log keeps every entry
+// in memory, so the final file needs no re-read.
+// The header's context may carry more than the identity (header_context): the
+// sweep puts its device and ceilings there, so a resumed sweep reuses the
+// ceilings instead of measuring them again (issue 21).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -33,10 +38,12 @@ struct log_identity {
 };
 // The identity of a sweep of these configuration names (any order) built at `git_commit`.
 log_identity sweep_identity(const std::vector<std::string>& names, const std::string& git_commit);
-std::string header_line(const log_identity& id);  // with its newline
+// With its newline; `context` (an object, may be empty) joins attnbench_log in the header's context.
+std::string header_line(const log_identity& id, const nlohmann::json& context = nlohmann::json::object());
 
 struct log_contents {
   std::optional<log_identity> header;   // the first line, when it is a header
+  nlohmann::json header_context;        // that line's whole context object (null without a header)
   std::vector<nlohmann::json> entries;  // in file order: objects with a string "name"
   std::set<std::string> names;
   int torn_lines = 0;     // lines ignored: torn, not JSON, or too deep
@@ -52,6 +59,7 @@ struct log_options {
   bool append = false;  // resume a log written by another sweep, keeping its entries
   std::optional<log_identity> identity;             // written as the header and checked on resume
   const std::set<std::string>* known_names = nullptr;  // resume keeps only these names (null: any)
+  nlohmann::json header_context = nlohmann::json::object();  // written beside attnbench_log (header_line)
 };
 
 class results_log {
@@ -71,6 +79,12 @@ class results_log {
   // partial line off again and throws io_error.
   void append(const nlohmann::json& entry);
   const std::string& path() const { return path_; }
+  // The log's file descriptor (O_APPEND): crash_guard writes a crashed configuration's entry to it.
+  int fd() const { return fd_; }
+  // Ends a run that finished normally: closes the log and removes the lock file (safe:
+  // a process that opened the old lock file finds it unlinked and retries). The
+  // destructor only releases the lock.
+  void close();
   // The valid entries read on resume, then every appended one: one per name, in
   // the order of first appearance, the last of a name winning (assemble_results'
   // rule). Equal to deduplicating a fresh read_results_log(path()).entries.

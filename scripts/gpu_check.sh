@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# One-shot GPU check (docs/gpu.md): on a machine with an NVIDIA GPU and the
-# CUDA toolkit, and no network, configure for the local GPU, build with every
-# core, run the static kernel checks and the `gpu` tests, measure the
-# ceilings, run flash3_fp8 beside flash3 (fp8.json), the quick sweep on the cuda backend, and write logs, JSON and
-# a summary table into OUT_DIR, printing the summary last.
+# One-shot GPU check (docs/gpu.md): on a machine with an NVIDIA GPU and the CUDA toolkit,
+# and no network, turn a short GPU lease into measurements even when some kernel is wrong
+# (issue 21). Steps, each under `timeout` and the overall deadline, each leaving its
+# output in OUT_DIR even when cut off:
+#   binaries  prebuilt ones (scripts/gpu_prebuild.sh on the build machine, which also ran
+#             the static checks: docs/gpu.md step 0) when they run here, else configure + build
+#   backend   `attnbench backend --backend cuda`; on failure stop at once with the summary
+#   smoke     every CUDA row once on one tiny shape (scripts/gpu_smoke.json) under a 5 s
+#             deadline: pass / wrong / crash / hang per row; later steps leave out the rows
+#             that crashed or hung (--quarantine-from, and their GPU test suites)
+#   ceilings  measured once (ceilings.json), passed to every later sweep (--ceilings-from)
+#   gpu_tests the GPU test binary as one process, restarted past a hung or crashed test
+#   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (issue 16)
+#   sweep     the quick sweep, resumed after a sticky error, hang or crash (resume_sweep.sh)
+#   peers     library peers on the sweep's problems (PyTorch), if time is left
+# then summary.txt, printed last. Exit 0 only when every step succeeded.
 #
 #   scripts/gpu_check.sh OUT_DIR
 #
 # Dependencies come from the system, or from .debs/root (Debian packages that
-# scripts/fetch_debs.sh unpacks on a networked machine; carry .debs/root and
-# .debs/bin to the GPU machine; .debs/root holds cudnn-frontend's headers too, docs/cudnn.md;
-# cuDNN itself comes from python3's nvidia-cudnn wheel). Budget: 8 minutes on one H200 with 16 cores.
-# Environment: GPU_CHECK_SWEEP_ARGS (extra sweep arguments, default
-# "--dtype bf16 --reps 5"), GPU_CHECK_BUILD_DIR (default build-gpu),
-# GPU_CHECK_TEST_TIMEOUT (seconds per test, default 120), GPU_CHECK_BUILD_S
-# (build time limit, default 240), GPU_CHECK_BUDGET_S (overall, default 470).
+# scripts/fetch_debs.sh unpacks on a networked machine; carry .debs/root and .debs/bin;
+# .debs/root holds cudnn-frontend's headers too, docs/cudnn.md; cuDNN itself comes from
+# python3's nvidia-cudnn wheel). Budget: 8 minutes on one H200 with 16 cores.
+# Environment (docs/gpu.md): GPU_CHECK_PREBUILT (tarball or build folder; default
+# .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
+# (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
+# (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
+# GPU_CHECK_FP8_S (60), GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
+# here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
+# GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
+# a usable GPU every sweep step runs on the cpu backend, to test this script).
 set -uo pipefail
 if [[ $# -ne 1 ]]; then
   echo "usage: scripts/gpu_check.sh OUT_DIR" >&2
@@ -24,16 +39,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$1" || exit 2
 out="$(cd "$1" && pwd)"
 build="${GPU_CHECK_BUILD_DIR:-$root/build-gpu}"
-sweep_args=(${GPU_CHECK_SWEEP_ARGS:---dtype bf16 --reps 5})
-test_timeout="${GPU_CHECK_TEST_TIMEOUT:-120}"
 t_start=$(date +%s)
+deadline=$(( t_start + ${GPU_CHECK_BUDGET_S:-470} ))
 status_file="$out/steps.tsv"
 : > "$status_file"
+rm -f "$out/stopped.txt"
 
 say() { echo "gpu_check [$(( $(date +%s) - t_start ))s] $*" >&2; }
-# step NAME LOG TIMEOUT_S CMD...: runs CMD with a time limit, logs, records status.
-# Every step also stops at the overall deadline (GPU_CHECK_BUDGET_S, default 470 s).
-deadline=$(( t_start + ${GPU_CHECK_BUDGET_S:-470} ))
+# step NAME LOG TIMEOUT_S CMD...: runs CMD under `timeout` (the smaller of TIMEOUT_S and what
+# the overall deadline leaves), its output into LOG as it comes, and records the status.
 step() {
   local name="$1" log="$2" limit="$3"; shift 3
   local t0=$(date +%s)
@@ -51,204 +65,219 @@ step() {
   say "$name: $st in ${dt}s (log ${log#$out/})"
   return $rc
 }
+skip_step() {  # skip_step NAME WHY
+  printf '%s\t%s\t0s\t%s\n' "$1" "skipped" "$2" >> "$status_file"
+  say "$1: skipped ($2)"
+}
 
-# ---- dependencies: carried prefix or the system's, checked before anything slow ----
-# The lent GPU machine has none of these and cannot install them: without the
-# prefix from scripts/fetch_debs.sh the configure step would fail minutes in.
-sys_prefix="${GPU_CHECK_SYSTEM_PREFIX:-/usr}"
-if [[ ! -d "$root/.debs/root/usr" ]]; then
-  missing=()
-  for h in fmt/format.h benchmark/benchmark.h gtest/gtest.h nlohmann/json.hpp re2/re2.h; do
-    [[ -e "$sys_prefix/include/$h" ]] || missing+=("$h")
-  done
-  compgen -G "$sys_prefix/include/*/openblas*/cblas.h" >/dev/null ||
-    [[ -e "$sys_prefix/include/cblas.h" ]] || missing+=("cblas.h (OpenBLAS)")
-  if ((${#missing[@]})); then
-    echo "gpu_check: error: no .debs/root and $sys_prefix lacks ${missing[*]}: run 'bash scripts/fetch_debs.sh' on a networked machine and carry .debs/root here (device tool: carry [\".debs/root\"]); see docs/gpu.md" >&2
-    exit 2
-  fi
-fi
-
-# ---- environment -----------------------------------------------------------------
+# ---- environment ---------------------------------------------------------------------------
 [[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
 {
   date -u
   nvidia-smi 2>&1 || echo "nvidia-smi failed"
   command -v nvcc >/dev/null && nvcc --version || echo "no nvcc on PATH"
-  cmake --version | head -1; ninja --version; python3 --version
+  cmake --version 2>/dev/null | head -1; ninja --version 2>/dev/null; python3 --version
 } > "$out/env.txt" 2>&1
-# GPU_CHECK_ALLOW_NO_GPU=1 runs every step anyway (to test this script on a
-# machine without a GPU: the gpu tests then skip and the cuda steps fail).
-if ! nvidia-smi -L > /dev/null 2>&1 && [[ "${GPU_CHECK_ALLOW_NO_GPU:-0}" != 1 ]]; then
-  echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed); see $out/env.txt" >&2
-  exit 1
-fi
-
-cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNBENCH_CUDA=ON)
 carried="$root/.debs/root/usr"
 if [[ -d "$carried" ]]; then
   arch_lib="$carried/lib/x86_64-linux-gnu"
-  cmake_args+=(-DCMAKE_PREFIX_PATH="$carried"
-               -DATTNBENCH_CBLAS_INCLUDE="$carried/include/x86_64-linux-gnu/openblas-pthread")
   export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  say "using carried Debian packages in .debs/root"
-else
-  say "no .debs/root: using system packages (scripts/fetch_debs.sh prepares it elsewhere)"
 fi
+# cuDNN of python3's wheel (where the GPU box keeps it): prebuilt modules carry the build
+# machine's RUNPATH, so the loader is told here.
+cudnn_wheel="$(timeout 30 python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null)"
+[[ -n "$cudnn_wheel" && -d "$cudnn_wheel/lib" ]] &&
+  export LD_LIBRARY_PATH="$cudnn_wheel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ -x "$root/.debs/bin/cuobjdump" ]] && export CUOBJDUMP="$root/.debs/bin/cuobjdump"
 [[ -x "$root/.debs/bin/nvdisasm" ]] && export NVDISASM="$root/.debs/bin/nvdisasm"
 
-# ---- configure + build -----------------------------------------------------------------
-if ! step configure "$out/configure.log" 90 cmake "${cmake_args[@]}"; then
-  echo "gpu_check: configure failed (tail of $out/configure.log):" >&2
-  tail -20 "$out/configure.log" >&2
+# ---- summary (also written when the check stops early) -----------------------------------------
+write_summary() {
+  python3 "$root/scripts/gpu_check_summary.py" "$out" > "$out/summary.txt" 2>&1
+  say "done in $(( $(date +%s) - t_start ))s; outputs in $out"
+  echo
+  cat "$out/summary.txt"
+}
+stop_early() {  # stop_early WHY: the summary says why nothing more ran
+  echo "$1" > "$out/stopped.txt"
+  say "stopping: $1"
+  write_summary
   exit 1
+}
+
+# ---- binaries: prebuilt when they run here, else build ------------------------------------------
+bin="" tests_bin="" bin_source=""
+prebuilt="${GPU_CHECK_PREBUILT:-$root/.prebuilt/attnbench-gpu.tar.gz}"
+if [[ -f "$prebuilt" || -d "$prebuilt" ]]; then
+  pb="$prebuilt"
+  if [[ -f "$prebuilt" ]]; then
+    pb="$build-prebuilt"
+    rm -rf "$pb" && mkdir -p "$pb" && tar -xzf "$prebuilt" -C "$pb" 2>"$out/prebuilt.log"
+  fi
+  # Built elsewhere: their RUNPATH names the build machine's toolkit; this one's libraries first.
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+    [[ -d "$d" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH${LD_LIBRARY_PATH:+:}$d"
+  done
+  # A prebuilt attnbench runs here when it starts and loads its CUDA module.
+  if timeout 60 "$pb/bin/attnbench" list --backend cuda > "$out/prebuilt.log" 2>&1; then
+    bin="$pb/bin/attnbench"; tests_bin="$pb/bin/attnbench_gpu_tests"
+    bin_source="prebuilt ($prebuilt$( [[ -f "$pb/commit.txt" ]] && echo ", commit $(head -c 12 "$pb/commit.txt")"))"
+    [[ -f "$pb/commit.txt" ]] && export ATTNBENCH_GIT_COMMIT="$(head -1 "$pb/commit.txt")"
+    [[ -f "$pb/kernel_resources.json" ]] && cp -f "$pb/kernel_resources.json" "$out/" &&
+      export ATTNBENCH_KERNEL_RESOURCES="$out/kernel_resources.json"
+    [[ -f "$pb/static.log" ]] && cp -f "$pb/static.log" "$out/static.log"
+    printf 'binaries\tok\t0s\tprebuilt.log\n' >> "$status_file"
+    say "binaries: $bin_source"
+  else
+    say "prebuilt binaries do not run here (see prebuilt.log): building"
+  fi
 fi
-grep -E "architectures|CUDA backend" "$out/configure.log" | sed 's/^-- /gpu_check: /' >&2
-if ! step build "$out/build.log" "${GPU_CHECK_BUILD_S:-240}" cmake --build "$build" -j "$(nproc)"; then
-  echo "gpu_check: build failed (tail of $out/build.log):" >&2
-  tail -30 "$out/build.log" >&2
-  exit 1
+# Without binaries that run here, the build needs its dependencies: checked before anything slow.
+if [[ -z "$bin" ]]; then
+  # The lent GPU machine has none of these and cannot install them: without the prefix from
+  # scripts/fetch_debs.sh the configure step would fail minutes in.
+  sys_prefix="${GPU_CHECK_SYSTEM_PREFIX:-/usr}"
+  if [[ ! -d "$root/.debs/root/usr" ]]; then
+    missing=()
+    for h in fmt/format.h benchmark/benchmark.h gtest/gtest.h nlohmann/json.hpp re2/re2.h; do
+      [[ -e "$sys_prefix/include/$h" ]] || missing+=("$h")
+    done
+    compgen -G "$sys_prefix/include/*/openblas*/cblas.h" >/dev/null ||
+      [[ -e "$sys_prefix/include/cblas.h" ]] || missing+=("cblas.h (OpenBLAS)")
+    if ((${#missing[@]})); then
+      echo "gpu_check: error: no .debs/root and $sys_prefix lacks ${missing[*]}: run 'bash scripts/fetch_debs.sh' on a networked machine and carry .debs/root here (device tool: carry [\".debs/root\"]); see docs/gpu.md" >&2
+      exit 2
+    fi
+  fi
 fi
-bin="$build/bin/attnbench"
-if ! "$bin" backend --backend cuda > "$out/backend.txt" 2>&1; then
-  echo "gpu_check: the built binary cannot use the GPU:" >&2
-  cat "$out/backend.txt" >&2
+dry=0
+if ! nvidia-smi -L > /dev/null 2>&1; then
+  if [[ "${GPU_CHECK_ALLOW_NO_GPU:-0}" != 1 ]]; then
+    echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed); see $out/env.txt" >&2
+    exit 1
+  fi
+  dry=1
 fi
-# cudnn_sdpa exists only where configure found cuDNN and cudnn-frontend's headers (docs/cudnn.md:
-# carried in .debs/root/cudnn_frontend); its gpu tests and sweep entries come with it: say which.
-if "$bin" list --backend cuda 2>/dev/null | grep -q "^cudnn_sdpa "; then
-  echo "cudnn_sdpa: built ($(grep -o 'cuDNN [0-9.]* at [^,]*' "$out/configure.log"))" > "$out/cudnn_row.txt"
+if [[ -z "$bin" ]]; then
+  cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNBENCH_CUDA=ON)
+  if [[ -d "$carried" ]]; then
+    cmake_args+=(-DCMAKE_PREFIX_PATH="$carried"
+                 -DATTNBENCH_CBLAS_INCLUDE="$carried/include/x86_64-linux-gnu/openblas-pthread")
+    say "using carried Debian packages in .debs/root"
+  fi
+  if ! step configure "$out/configure.log" 90 cmake "${cmake_args[@]}"; then
+    tail -20 "$out/configure.log" >&2
+    stop_early "configure failed (see configure.log)"
+  fi
+  grep -E "architectures|CUDA backend" "$out/configure.log" | sed 's/^-- /gpu_check: /' >&2
+  # What the steps run, not the emulator's and the CPU tests' ~200 other targets.
+  if ! step build "$out/build.log" "${GPU_CHECK_BUILD_S:-240}" cmake --build "$build" -j "$(nproc)" \
+      --target attnbench attnbench_gpu_tests kernel_resources; then
+    tail -30 "$out/build.log" >&2
+    stop_early "build failed or ran out of time (see build.log)"
+  fi
+  bin="$build/bin/attnbench"; tests_bin="$build/bin/attnbench_gpu_tests"; bin_source="built here ($build)"
+  cp -f "$build/kernel_resources.json" "$out/" 2>/dev/null
+  if [[ "${GPU_CHECK_STATIC:-0}" == 1 ]]; then
+    step static "$out/static.log" 60 ctest --test-dir "$build" -L static --output-on-failure
+  fi
+fi
+echo "binaries: $bin_source" > "$out/binaries.txt"
+
+# ---- backend: stop here when the GPU is not usable (the dry run goes on on the cpu) -------------
+be=cuda
+if ! step backend "$out/backend.txt" 30 "$bin" backend --backend cuda; then
+  if (( dry )); then
+    be=cpu
+    say "dry run (GPU_CHECK_ALLOW_NO_GPU=1, no usable GPU): the sweep steps run on the cpu backend"
+  else
+    stop_early "the cuda backend is not usable: $(tail -1 "$out/backend.txt")"
+  fi
+fi
+# cudnn_sdpa: whether the build has the row, and (in the smoke step) whether cuDNN loads.
+if timeout 60 "$bin" list --backend cuda 2>/dev/null | grep -q "^cudnn_sdpa "; then
+  echo "cudnn_sdpa: built (libattnbench_cudnn.so; loaded on first use, its own failure disables only this row)" > "$out/cudnn_row.txt"
 else
-  echo "cudnn_sdpa: NOT built: $(grep -o 'cudnn_sdpa row OFF.*' "$out/configure.log")" > "$out/cudnn_row.txt"
+  echo "cudnn_sdpa: NOT built: $(grep -o 'cudnn_sdpa row OFF.*' "$out/configure.log" 2>/dev/null || echo 'no cuDNN at build time')" > "$out/cudnn_row.txt"
 fi
-say "$(cat "$out/cudnn_row.txt")"
-
-# ---- static checks, GPU tests ------------------------------------------------------------
-step static "$out/static.log" 60 ctest --test-dir "$build" -L static --output-on-failure
-cp -f "$build/kernel_resources.json" "$out/" 2>/dev/null
-step gpu_tests "$out/gpu_tests.log" 150 ctest --test-dir "$build" -L gpu --output-on-failure \
-  --timeout "$test_timeout" -j 1 --output-junit "$out/gpu_tests.xml"
-
-# ---- ceilings, fp8 beside bf16 (issue 16), quick sweep ----------------------------------------
-step ceilings "$out/ceilings.txt" 60 "$bin" ceilings --backend cuda
-# flash3_fp8 (e4m3) and flash3 (bf16) on the issue's shapes in one run, so their ratio is
-# measured, not assembled (each row skips the other's dtype, recorded as skipped).
-step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$bin" sweep --backend cuda --variant flash3,flash3_fp8 \
-  --dtype bf16,e4m3 --head-dim 128 --batch 4 --heads 16 --seq 4096,8192,16384 --mask none,causal \
-  --reps 5 --out "$out/fp8.json"
 export ATTNBENCH_BIN="$bin"
-step sweep "$out/sweep.log" 300 "$root/scripts/resume_sweep.sh" \
-  --preset quick --backend cuda --out "$out/quick.json" "${sweep_args[@]}"
+dry_args=()
+(( dry )) && dry_args=(--dtype fp32)  # the CPU rows compute in fp32
+sweep_default="--preset quick --dtype bf16 --reps 5"
+(( dry )) && sweep_default="--preset quick --dtype fp32 --reps 1"
+sweep_args=(${GPU_CHECK_SWEEP_ARGS:-$sweep_default})
 
-# ---- library peers: PyTorch SDPA / FlexAttention / flash-attn on the sweep's problems ----------
-# Up to GPU_CHECK_PEERS_S (default 100) of what the budget leaves; peers.py stops starting
-# problems 15 s before its step's limit (the rest become skipped entries saying so), writes
-# quick.peers.json, and merge folds it into quick.json for the summary and the report.
+# ---- smoke: every row once, tiny, short deadline -------------------------------------------------
+step smoke "$out/smoke.log" "${GPU_CHECK_SMOKE_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+  --sweep-file "$root/scripts/gpu_smoke.json" --wait-timeout "${GPU_CHECK_SMOKE_WAIT_S:-5}" --reps 1 \
+  --rep-time 0.001 --no-ceilings --out "$out/smoke.json" "${dry_args[@]}" ${GPU_CHECK_SMOKE_ARGS:-}
+quarantine=()
+[[ -s "$out/smoke.json.log.jsonl" ]] && quarantine=(--quarantine-from "$out/smoke.json.log.jsonl")
+bad_rows="$(python3 - "$out/smoke.json.log.jsonl" <<'PY' 2>/dev/null
+import json, sys
+rows = set()
+for line in open(sys.argv[1]):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if isinstance(e, dict) and e.get("status") == "failed" and e.get("row_fault"):
+        rows.add(e.get("variant", ""))
+print(",".join(sorted(r for r in rows if r)))
+PY
+)"
+[[ -n "$bad_rows" ]] && say "smoke: rows that crashed or hung, left out from here on: $bad_rows"
+
+# ---- ceilings once, passed on -----------------------------------------------------------------
+ceilings=()
+if step ceilings "$out/ceilings.log" "${GPU_CHECK_CEILINGS_S:-45}" sh -c \
+    "\"\$0\" ceilings --backend $be > \"\$1\"" "$bin" "$out/ceilings.json" &&
+   python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["ceilings"]["measured"]' "$out/ceilings.json" \
+     2>/dev/null; then
+  ceilings=(--ceilings-from "$out/ceilings.json")
+fi
+
+# ---- GPU tests: one process under the watchdog ----------------------------------------------------
+if [[ -x "$tests_bin" ]]; then
+  ATTNBENCH_WAIT_TIMEOUT_S="${GPU_CHECK_TEST_WAIT_S:-10}" step gpu_tests "$out/gpu_tests.out" \
+    "${GPU_CHECK_TESTS_S:-120}" "$root/scripts/gpu_tests.sh" "$tests_bin" "$out" "$bad_rows"
+else
+  skip_step gpu_tests "no test binary $tests_bin"
+fi
+
+# ---- fp8 beside bf16 (issue 16), quick sweep ----------------------------------------------------
+fp8_default="--variant flash3,flash3_fp8 --dtype bf16,e4m3 --head-dim 128 --batch 4 --heads 16 --seq 4096,8192,16384 --mask none,causal --reps 5"
+(( dry )) && fp8_default="--variant flash2 --dtype bf16,e4m3 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1"
+fp8_args=(${GPU_CHECK_FP8_ARGS:-$fp8_default})
+step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+  "${fp8_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/fp8.json"
+peers_reserve=$(( ${GPU_CHECK_PEERS_S:-100} < 60 ? ${GPU_CHECK_PEERS_S:-100} : 60 ))
+sweep_limit=$(( deadline - $(date +%s) - peers_reserve ))
+(( sweep_limit < 30 )) && sweep_limit=30
+step sweep "$out/sweep.log" "$sweep_limit" "$root/scripts/resume_sweep.sh" \
+  --backend "$be" --out "$out/quick.json" "${sweep_args[@]}" "${ceilings[@]}" "${quarantine[@]}"
+
+# ---- library peers: PyTorch SDPA / FlexAttention / flash-attn on the sweep's problems -------------
+# peers.py stops starting problems 15 s before its step's limit (the rest become skipped
+# entries saying so), writes quick.peers.json, and merge folds it into quick.json. A sweep cut
+# short leaves its results log, which peers.py reads as well.
 peers_left=$(( deadline - $(date +%s) - 5 ))
 peers_limit=$(( peers_left < ${GPU_CHECK_PEERS_S:-100} ? peers_left : ${GPU_CHECK_PEERS_S:-100} ))
-if [[ ! -f "$out/quick.json" ]]; then
-  say "peers: skipped (no quick.json from the sweep)"
-elif ! python3 -c "import torch" > "$out/peers.log" 2>&1; then
-  say "peers: skipped (python3 cannot import torch; see peers.log)"
+problems="$out/quick.json"
+[[ -f "$problems" ]] || problems="$out/quick.json.log.jsonl"
+if [[ ! -f "$problems" ]]; then
+  skip_step peers "no quick.json or its log from the sweep"
 elif (( peers_limit < 30 )); then
-  say "peers: skipped (${peers_left}s of the budget left)"
-elif step peers "$out/peers.log" "$peers_limit" python3 "$root/scripts/peers.py" --problems "$out/quick.json" \
-    --device cuda --out "$out/quick.peers.json" --budget-s $(( peers_limit - 15 )) \
+  skip_step peers "${peers_limit}s for it (${peers_left}s of the budget left, GPU_CHECK_PEERS_S ${GPU_CHECK_PEERS_S:-100})"
+elif ! timeout 60 python3 -c "import torch" > "$out/peers.log" 2>&1; then
+  skip_step peers "python3 cannot import torch; see peers.log"
+elif step peers "$out/peers.log" "$peers_limit" python3 "$root/scripts/peers.py" --problems "$problems" \
+    --device "$be" --out "$out/quick.peers.json" --budget-s $(( peers_limit - 15 )) \
     --flex-budget-s $(( peers_limit / 3 )); then
-  "$bin" merge "$out/quick.json" "$out/quick.peers.json" --out "$out/quick.json" >> "$out/peers.log" 2>&1
+  [[ -f "$out/quick.json" ]] &&
+    timeout 60 "$bin" merge "$out/quick.json" "$out/quick.peers.json" --out "$out/quick.json" >> "$out/peers.log" 2>&1
 fi
 
-# ---- summary ------------------------------------------------------------------------------
-python3 - "$out" > "$out/summary.txt" 2>&1 <<'PY'
-import json, os, re, sys
-from collections import defaultdict
-out = sys.argv[1]
-lines = []
-env = open(os.path.join(out, "env.txt"), errors="replace").read()
-gpu = re.search(r"GPU 0: ([^(\n]+)", env)
-lines.append(f"device: {gpu.group(1).strip() if gpu else 'unknown'}")
-if os.path.exists(os.path.join(out, "cudnn_row.txt")):
-    lines.append(open(os.path.join(out, "cudnn_row.txt")).read().strip())
-for row in open(os.path.join(out, "steps.tsv")):
-    name, st, dt, log = row.rstrip("\n").split("\t")
-    lines.append(f"step {name:10s} {st:18s} {dt:>5s}  {log}")
-tests = os.path.join(out, "gpu_tests.log")
-if os.path.exists(tests):
-    m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", open(tests, errors="replace").read())
-    skipped = open(tests, errors="replace").read().count("***Skipped")
-    if m:
-        lines.append(f"gpu tests: {int(m.group(3)) - int(m.group(2)) - skipped} passed, "
-                     f"{m.group(2)} failed, {skipped} skipped of {m.group(3)}")
-kr = os.path.join(out, "kernel_resources.json")
-if os.path.exists(kr):
-    ks = json.load(open(kr)).get("kernels", [])
-    spills = sum(1 for k in ks if k["spill_store_bytes"] or k["spill_load_bytes"])
-    lines.append(f"kernels: {len(ks)} kernel/arch entries, {spills} with spills, "
-                 f"max registers {max((k['registers'] for k in ks), default=0)}")
-ceil = os.path.join(out, "quick.json")
-doc = None
-if os.path.exists(ceil):
-    doc = json.load(open(ceil))
-elif os.path.exists(ceil + ".log.jsonl"):  # sweep cut short: its results log
-    lines.append("sweep incomplete: summary from quick.json.log.jsonl")
-    doc = {"benchmarks": [json.loads(l) for l in open(ceil + ".log.jsonl") if l.strip().startswith("{")]}
-if doc is not None:
-    c = doc.get("context", {}).get("ceilings", {})
-    meas, theo = c.get("measured", {}), c.get("theoretical", {})
-    if meas:
-        tf = meas.get("tflops", {})
-        lines.append("ceilings measured: {:.0f} GB/s; TFLOP/s ".format(meas.get("bandwidth_gbps", 0)) +
-                     " ".join(f"{k} {v:.1f}" for k, v in tf.items()))
-    if theo:
-        tf = theo.get("tflops", {})
-        lines.append("ceilings theoretical: {:.0f} GB/s; TFLOP/s ".format(theo.get("bandwidth_gbps", 0)) +
-                     " ".join(f"{k} {v:.1f}" for k, v in tf.items()))
-    per = defaultdict(lambda: {"tf": 0.0, "gb": 0.0, "err": 0.0, "ok": 0, "skip": 0, "fail": 0, "bad": 0})
-    for b in doc.get("benchmarks", []):
-        v = per[b.get("variant", "?")]
-        st = b.get("status", "failed" if b.get("error_occurred") else "ok")
-        if st == "skipped":
-            v["skip"] += 1
-            continue
-        if st != "ok":
-            v["fail"] += 1
-            continue
-        v["ok"] += 1
-        v["tf"] = max(v["tf"], b.get("tflops") or 0.0)
-        v["gb"] = max(v["gb"], b.get("gbps") or 0.0)
-        err = b.get("rel_err")
-        if err is None:
-            v["bad"] += 1
-        else:
-            v["err"] = max(v["err"], err)
-        if b.get("err_ok") is False:
-            v["bad"] += 1
-    lines.append("")
-    lines.append(f"{'variant':20s} {'best TFLOP/s':>12s} {'best GB/s':>10s} {'max rel err':>11s} "
-                 f"{'ok/skip/fail':>13s}  result")
-    for name in sorted(per):
-        v = per[name]
-        res = "PASS" if v["fail"] == 0 and v["bad"] == 0 and v["ok"] > 0 else (
-            "none run" if v["ok"] == 0 and v["fail"] == 0 else "FAIL")
-        lines.append(f"{name:20s} {v['tf']:12.2f} {v['gb']:10.1f} {v['err']:11.2e} "
-                     f"{v['ok']:>5d}/{v['skip']}/{v['fail']:<4d}  {res}")
-else:
-    lines.append("no sweep result (quick.json): see sweep.log")
-fp8 = os.path.join(out, "fp8.json")
-if os.path.exists(fp8):  # flash3_fp8 beside flash3 bf16, one run
-    rows = [b for b in json.load(open(fp8)).get("benchmarks", []) if b.get("status") == "ok"]
-    lines.append("")
-    lines.append(f"{'fp8 vs bf16':24s} {'Nq':>6s} {'mask':>7s} {'TFLOP/s':>8s} {'rel err':>9s} {'e2e err':>9s}")
-    for b in sorted(rows, key=lambda b: (b.get("mask", ""), b.get("Nq", 0), b.get("variant", ""))):
-        e2e = b.get("e2e_rel_err")
-        lines.append(f"{b.get('variant', '?') + ' ' + b.get('dtype', '?'):24s} {b.get('Nq', 0):6d} "
-                     f"{b.get('mask', '?'):>7s} {b.get('tflops') or 0:8.1f} {b.get('rel_err') or 0:9.2e} "
-                     f"{e2e if e2e is not None else float('nan'):9.2e}")
-print("\n".join(lines))
-PY
-say "done in $(( $(date +%s) - t_start ))s; outputs in $out"
-echo
-cat "$out/summary.txt"
-if grep -qv $'\tok\t' "$status_file"; then exit 1; fi
+write_summary
+if grep -qvE $'\t(ok|skipped)\t' "$status_file"; then exit 1; fi
 exit 0

@@ -28,7 +28,7 @@ commands:
 
 const char* usage_tail = R"(sweep options: --filter REGEX --shard i/n --backend auto|cpu|cuda --out F.json --resume --append
   --reps N --rep-time SECONDS --max-configurations N --hot --profile --no-ceilings --dry-run --dump-sweep
-  --benchmark_*
+  --wait-timeout SECONDS --quarantine-from LOG[,LOG] --ceilings-from F.json --benchmark_*
 See docs/cli.md.
 )";
 

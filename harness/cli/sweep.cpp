@@ -4,13 +4,17 @@
 #include <set>
 #include <fmt/format.h>
 
+#include "harness/axis_values.hpp"
 #include "harness/bench_loop.hpp"
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/context.hpp"
 #include "harness/cuda_module.hpp"
+#include "harness/host_info.hpp"
 #include "harness/json_output.hpp"
+#include "harness/json_read.hpp"
 #include "harness/results_log.hpp"
+#include "harness/row_quarantine.hpp"
 #include "harness/run_defaults.hpp"
 #include "harness/safe_write.hpp"
 
@@ -41,6 +45,12 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
         throw input_error(fmt::format("--max-configurations {} exceeds the largest accepted 2^40", w.value()));
     }
     else if (n == "--rep-time") c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
+    else if (n == "--wait-timeout")
+      c.wait_timeout_s = cli::parse_seconds(w.value(), "--wait-timeout");
+    else if (n == "--quarantine-from") {
+      for (std::string& f : split_list(w.value(), "--quarantine-from")) c.quarantine_from.push_back(std::move(f));
+    } else if (n == "--ceilings-from")
+      c.ceilings_from = w.value();
     else if (n == "--resume") { w.no_value(); c.resume = true; }
     else if (n == "--append") { w.no_value(); c.append = c.resume = true; }
     else if (n == "--hot") { w.no_value(); c.hot = true; }
@@ -53,6 +63,7 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
   if (!c.preset.empty() && !c.sweep_file.empty())
     throw input_error("give --preset or --sweep-file, not both");
   if (!c.preset.empty()) make_preset(c.preset);  // validates the name
+  if (!c.ceilings_from.empty() && c.no_ceilings) throw input_error("give --ceilings-from or --no-ceilings, not both");
   return c;
 }
 
@@ -78,6 +89,42 @@ namespace {
 std::string short_commit() {
   const std::string c = git_commit();
   return c == "unknown" ? c : c.substr(0, 7);
+}
+
+// The measured ceilings of --ceilings-from FILE: the output of `attnbench ceilings`
+// ({"device", "ceilings": {"measured"}}) or a result JSON (its context). null when no file
+// is given; input_error naming the file when it holds none or another device's.
+json ceilings_from_file(const std::string& path, const std::string& device, std::string* from) {
+  if (path.empty()) return nullptr;
+  const json doc = read_json_file(path, "ceilings file");
+  const json& holder = doc.is_object() && doc.contains("context") && doc["context"].is_object() ? doc["context"] : doc;
+  if (!holder.is_object() || !holder.contains("ceilings") || !holder["ceilings"].is_object() ||
+      !holder["ceilings"].contains("measured") || !holder["ceilings"]["measured"].is_object())
+    throw input_error(
+        fmt::format("--ceilings-from '{}' holds no ceilings.measured (expected the output of "
+                    "`attnbench ceilings` or a result JSON)",
+                    path));
+  const std::string theirs = holder.value("device", "");
+  if (theirs != device)
+    throw input_error(fmt::format("--ceilings-from '{}' was measured on '{}', this is '{}'", path, theirs, device));
+  *from = fmt::format("file {}", path);
+  return holder["ceilings"]["measured"];
+}
+
+// On --resume: the measured ceilings an earlier run of this sweep wrote into the log's
+// header, when it ran on this device. null otherwise.
+json ceilings_from_log(const std::string& log_path, const std::string& device, std::string* from) {
+  try {
+    const log_contents c = read_results_log(log_path);
+    const json& h = c.header_context;
+    if (!h.is_object() || h.value("device", "") != device || !h.contains("ceilings") || !h["ceilings"].is_object() ||
+        !h["ceilings"].contains("measured") || !h["ceilings"]["measured"].is_object())
+      return nullptr;
+    *from = fmt::format("the header of {} (an earlier run of this sweep)", log_path);
+    return h["ceilings"]["measured"];
+  } catch (const std::exception&) {
+    return nullptr;  // the log itself is checked (and any problem reported) when it is opened
+  }
 }
 
 }  // namespace
@@ -120,11 +167,9 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   opt.hot = c.hot;
   opt.profile = c.profile;
   opt.rep_time_s = c.rep_time_s;
-  if (const char* f = std::getenv("ATTNBENCH_FAULT")) {  // test hook: sticky:<name part> / failed:<...>
-    const std::string s = f;
-    opt.fault_sticky = s.starts_with("sticky:");
-    opt.fault_name = s.substr(s.find(':') + 1);
-  }
+  if (const char* f = std::getenv("ATTNBENCH_FAULT")) opt.faults = parse_planted_faults(f);  // test hook
+  opt.wait_floor_s = c.wait_timeout_s > 0 ? c.wait_timeout_s : wait_floor_from_env();
+  for (const std::string& f : c.quarantine_from) collect_row_faults(entries_of_results_file(f), f, opt.quarantine);
   if (c.profile) {
     const sweep_totals t = run_sweep(*be, configs, nullptr, opt);
     fmt::print(stderr, "attnbench: profiled {}, skipped {}, failed {}\n", t.profiled, t.skipped, t.failed);
@@ -137,7 +182,8 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   facts.repetitions = opt.repetitions;
   facts.l2_flush = be->cache_flush(c.hot);
   if (c.sharded) facts.shard = fmt::format("{}/{}", c.shard.index, c.shard.count);
-  const json context = make_context(*be, !c.no_ceilings, facts);
+  json context = make_context(*be, false, facts);  // ceilings below: measured, read, or reused
+  opt.peaks = context.contains("ceilings") ? context["ceilings"].value("theoretical", json()) : json();
 
   std::string out = c.out;
   if (out.empty()) {
@@ -152,11 +198,30 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   std::vector<std::string> names;
   for (const auto& cfg : configs) names.push_back(cfg.name);
   const std::set<std::string> known(names.begin(), names.end());
+  const std::string device = context.value("device", "unknown");
+  if (!c.no_ceilings) {
+    std::string from;
+    json measured = ceilings_from_file(c.ceilings_from, device, &from);
+    if (measured.is_null() && c.resume) measured = ceilings_from_log(log_path, device, &from);
+    if (measured.is_null()) {  // measure (the costly part: 1 GiB copies and 8192^3 GEMMs on a GPU)
+      const json m = be->context(true);
+      if (m.contains("ceilings") && m["ceilings"].contains("measured")) measured = m["ceilings"]["measured"];
+      from = "measured by this run";
+    }
+    if (!measured.is_null()) {
+      context["ceilings"]["measured"] = measured;
+      context["ceilings_from"] = from;
+    }
+  }
   log_options lo;
   lo.resume = c.resume;
   lo.append = c.append;
   lo.identity = sweep_identity(names, git_commit());
   lo.known_names = &known;
+  // The device and its ceilings ride in the log's header: a resumed sweep reuses them.
+  lo.header_context = {{"device", device}};
+  if (context.contains("ceilings") && context["ceilings"].contains("measured"))
+    lo.header_context["ceilings"] = context["ceilings"];
   results_log log(log_path, lo);  // fails first (lock, another sweep): its error is the only line
   if (!c.resume && had_log)
     fmt::print(stderr, "attnbench: started a fresh log {} (use --resume to continue one)\n", log_path);
@@ -166,11 +231,17 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     fmt::print(stderr, "attnbench: warning: {} invalid line(s) in {} are not finished results and run again "
                "(first: {})\n", log.existing().invalid_lines, log_path, log.existing().first_invalid);
 
+  opt.keep_originals_bytes = host_available_bytes() / 4;  // originals shared across dtypes (tensors.hpp)
+  opt.write_partial = [&] { write_json_file(out, assemble_results(context, log.entries())); };
   const sweep_totals t = run_sweep(*be, configs, &log, opt);
   write_json_file(out, assemble_results(context, log.entries()));
+  log.close();  // a normal end: the lock file goes too
   fmt::print(stderr, "attnbench: {} ok ({} above tolerance), {} skipped, {} failed, {} from the log\n", t.ok,
              t.above_tolerance, t.skipped, t.failed, t.resumed);
   fmt::print(stderr, "attnbench: wrote {} ({} entries)\n", out, log.entries().size());
+  if (t.quarantined > 0)
+    fmt::print(stderr, "attnbench: {} configuration(s) of {} row(s) skipped because the row crashed or hung\n",
+               t.quarantined, t.quarantined_rows.size());
   if (t.sticky_error) {
     fmt::print(stderr, "attnbench: error: sticky device error ({}); rerun with --resume to continue\n",
                t.sticky_message);

@@ -18,11 +18,12 @@
 
 #include <fmt/format.h>
 
-#include "harness/backend.hpp"
-#include "harness/cuda_module.hpp"
-#include "harness/cuda/ceiling_kernels.hpp"
-#include "harness/datasheet.hpp"
 #include "core/cuda/device_buffer.cuh"
+#include "harness/backend.hpp"
+#include "harness/cuda/ceiling_kernels.hpp"
+#include "harness/cuda/device_wait.hpp"
+#include "harness/cuda_module.hpp"
+#include "harness/datasheet.hpp"
 
 namespace attnbench {
 
@@ -73,11 +74,11 @@ class event_pair {
   event_pair(const event_pair&) = delete;
   event_pair& operator=(const event_pair&) = delete;
   void start(cudaStream_t s) { ATTN_CUDA_CHECK(cudaEventRecord(start_, s)); }
-  // Seconds between start() and now on stream s (waits for the stream).
-  double stop(cudaStream_t s) {
+  // Seconds between start() and now on stream s: waits for the stream, polling against
+  // the deadline of `launches` launches (harness/device_watchdog.hpp), never blocking.
+  double stop(cudaStream_t s, const char* what, std::int64_t launches) {
     ATTN_CUDA_CHECK(cudaEventRecord(stop_, s));
-    ATTN_CUDA_CHECK(cudaEventSynchronize(stop_));
-    ATTN_CUDA_CHECK(cudaGetLastError());
+    wait_event(stop_, what, launches);
     float ms = 0;
     ATTN_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     return ms * 1e-3;
@@ -146,7 +147,7 @@ class cuda_backend final : public backend {
       if (!opt.range.empty()) range_push(opt.range);
       events_->start(s);
       for (int i = 0; i < launches; ++i) r.run();
-      const double t = events_->stop(s);
+      const double t = events_->stop(s, "the timed launches", launches);
       if (!opt.range.empty()) range_pop();
       return t;
     };
@@ -159,10 +160,8 @@ class cuda_backend final : public backend {
     return seconds / n;
   }
 
-  void synchronize() override {
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-    ATTN_CUDA_CHECK(cudaGetLastError());
-  }
+  // The harness's other waits (validation run, warm-up: at most 2 launches queued).
+  void synchronize() override { wait_stream(stream(), "the queued launches (validation or warm-up)", 2); }
 
   void range_push(const std::string& name) override {
     nvtxEventAttributes_t a{};
@@ -254,7 +253,7 @@ class cuda_backend final : public backend {
     for (int i = 0; i < 20; ++i) {
       events_->start(s);
       launch_copy16(src.get(), dst.get(), bytes, s);
-      t.push_back(events_->stop(s));
+      t.push_back(events_->stop(s, "the copy-bandwidth ceiling's copy", 1));
     }
     return 2.0 * static_cast<double>(bytes) / median(t) / 1e9;
   }
@@ -290,7 +289,7 @@ class cuda_backend final : public backend {
     for (int i = 0; i < 10; ++i) {
       events_->start(s);
       gemm();
-      times.push_back(events_->stop(s));
+      times.push_back(events_->stop(s, "the GEMM ceiling's cuBLAS GEMM", 1));
     }
     return 2.0 * double(n) * double(n) * double(n) / median(times) / 1e12;
   }

@@ -61,7 +61,7 @@ def _formats_arg(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Charts, Markdown reports and run comparison "
+    p = argparse.ArgumentParser(prog=PROG, description="Charts, Markdown and HTML reports and run comparison "
                                 "from attnbench JSON (docs/charts.md).")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 

@@ -269,3 +269,157 @@ TEST(results_log, a_failed_rewrite_keeps_the_old_log) {
   EXPECT_EQ(slurp(p), before);
   std::filesystem::remove_all(p + ".tmp");
 }
+
+// ---- issue 22 item 4: lock files go with a normal end; a killed run's is stale ----
+
+TEST(results_log, a_normal_end_removes_the_lock_file_a_killed_runs_stays_stale) {
+  const std::string p = fresh_path("lockfile.log.jsonl");
+  const std::string lock = p + ".lock";
+  std::filesystem::remove(lock);
+  {
+    results_log log(p, false);
+    EXPECT_TRUE(std::filesystem::exists(lock));
+    log.append(valid_entry("a"));
+    log.close();
+    EXPECT_FALSE(std::filesystem::exists(lock));  // a run that ends normally leaves no lock file
+  }
+  {
+    results_log log(p, true);  // the destructor alone (an error path) releases but keeps the file
+  }
+  EXPECT_TRUE(std::filesystem::exists(lock));
+  // A killed run's lock file: its pid, no flock held (the kernel dropped it with the process).
+  { std::ofstream(lock, std::ios::trunc) << "999999\n"; }
+  {
+    results_log log(p, true);  // taken over as stale
+    EXPECT_EQ(log.existing().entries.size(), 1u);
+    EXPECT_EQ(slurp(lock), std::to_string(::getpid()) + "\n");
+    // Control: while this writer holds it, the same file is refused.
+    EXPECT_THROW(results_log(p, true), io_error);
+    log.close();
+  }
+  EXPECT_FALSE(std::filesystem::exists(lock));
+}
+
+// ---- issue 21: crash isolation per row ----
+
+namespace {
+
+std::vector<configuration> two_rows_three_shapes() {
+  sweep_axes a;
+  a.variant = {"t_good", "t_nan"};
+  a.seq = {16, 32, 48};
+  a.head_dim = {16};
+  a.heads = {2};
+  return expand({"t", {{"g", a}}}, testing_rows::rows(), backend_kind::cpu);
+}
+
+sweep_options quiet_options() {
+  sweep_options opt;
+  opt.repetitions = 1;
+  opt.rep_time_s = 1e-3;
+  opt.quiet = true;
+  return opt;
+}
+
+}  // namespace
+
+TEST(row_quarantine, a_row_that_hung_in_the_log_is_skipped_with_the_reason_on_resume) {
+  const auto configs = two_rows_three_shapes();
+  ASSERT_EQ(configs.size(), 6u);  // t_good, t_nan per shape
+  const std::string p = fresh_path("quarantine.log.jsonl");
+  {
+    results_log log(p, false);
+    json hung = valid_entry(configs[1].name, {{"variant", "t_nan"},
+                                              {"backend", "cpu"},
+                                              {"status", "failed"},
+                                              {"error_message", "timeout: the timed launches did not complete"}});
+    hung[row_fault_field] = "timeout";
+    log.append(hung);  // what a run that hit its deadline left
+  }
+  auto be = make_cpu_backend();
+  results_log log(p, true);
+  const sweep_totals t = run_sweep(*be, configs, &log, quiet_options());
+  EXPECT_EQ(t.resumed, 1);
+  EXPECT_EQ(t.quarantined, 2);  // t_nan's other two shapes
+  EXPECT_EQ(t.ok, 3);           // t_good: every shape
+  const log_contents c = read_results_log(p);
+  ASSERT_EQ(c.entries.size(), 6u);
+  for (const json& e : c.entries) {
+    if (e["variant"] != "t_nan" || e["name"] == configs[1].name) continue;
+    EXPECT_EQ(e["status"], "skipped") << e["name"];
+    EXPECT_EQ(e["error_message"], "t_nan hung (timeout) on " + configs[1].name + ", see " + p);
+    EXPECT_EQ(e[quarantined_by_field], configs[1].name);
+  }
+}
+
+// The control: the same log without the row_fault mark runs the row again.
+TEST(row_quarantine, without_the_mark_the_row_runs_again) {
+  const auto configs = two_rows_three_shapes();
+  const std::string p = fresh_path("no_quarantine.log.jsonl");
+  {
+    results_log log(p, false);
+    log.append(valid_entry(
+        configs[1].name,
+        {{"variant", "t_nan"}, {"backend", "cpu"}, {"status", "failed"}, {"error_message", "launch failed"}}));
+  }
+  auto be = make_cpu_backend();
+  results_log log(p, true);
+  const sweep_totals t = run_sweep(*be, configs, &log, quiet_options());
+  EXPECT_EQ(t.quarantined, 0);
+  EXPECT_EQ(t.ok, 5);  // t_nan runs (its NaN output is an error above tolerance, still "ok")
+}
+
+TEST(row_quarantine, faults_in_another_log_and_sticky_errors_mark_rows) {
+  auto be = make_cpu_backend();
+  sweep_axes a;
+  a.variant = {"t_good", "t_sticky"};
+  a.seq = {16, 32};
+  a.head_dim = {16};
+  a.heads = {2};
+  const auto configs = expand({"t", {{"g", a}}}, testing_rows::rows(), backend_kind::cpu);
+  ASSERT_EQ(configs.size(), 4u);
+  const std::string p = fresh_path("sticky_mark.log.jsonl");
+  {
+    results_log log(p, false);
+    const sweep_totals t = run_sweep(*be, configs, &log, quiet_options());
+    EXPECT_TRUE(t.sticky_error);
+  }
+  const log_contents first = read_results_log(p);
+  ASSERT_EQ(first.entries.size(), 2u);  // t_good, then t_sticky failed and the process would end
+  EXPECT_EQ(first.entries[1][row_fault_field], "device_error");
+  std::map<std::string, row_fault_record> faults;
+  collect_row_faults(first.entries, "smoke.json.log.jsonl", faults);
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults.begin()->first, "cpu:t_sticky");
+  // A later sweep given that log (--quarantine-from) skips t_sticky from the start.
+  sweep_options opt = quiet_options();
+  opt.quarantine = faults;
+  const std::string q = fresh_path("quarantined_from.log.jsonl");
+  results_log log(q, false);
+  const sweep_totals t = run_sweep(*be, configs, &log, opt);
+  EXPECT_FALSE(t.sticky_error);
+  EXPECT_EQ(t.quarantined, 2);
+  EXPECT_EQ(t.ok, 2);
+  for (const json& e : read_results_log(q).entries)
+    if (e["variant"] == "t_sticky")
+      EXPECT_NE(e["error_message"].get<std::string>().find("crashed (sticky device error: test row: illegal address) "
+                                                           "on " +
+                                                           configs[1].name + ", see smoke.json.log.jsonl"),
+                std::string::npos)
+          << e["error_message"];
+}
+
+TEST(results_log, header_context_carries_ceilings_and_is_rewritten_when_it_lacks_them) {
+  const std::string p = fresh_path("header_ctx.log.jsonl");
+  const std::vector<std::string> names{"a"};
+  const std::set<std::string> known(names.begin(), names.end());
+  { results_log(p, for_sweep(names, known, false)).append(valid_entry("a")); }  // no ceilings (--no-ceilings)
+  log_options o = for_sweep(names, known, true);
+  o.header_context = {{"device", "d"}, {"ceilings", {{"measured", {{"bandwidth_gbps", 4300.5}}}}}};
+  { results_log log(p, o); }
+  const log_contents c = read_results_log(p);
+  ASSERT_TRUE(c.header.has_value());
+  EXPECT_EQ(c.header_context["ceilings"]["measured"]["bandwidth_gbps"], 4300.5);
+  EXPECT_EQ(c.header_context["device"], "d");
+  EXPECT_EQ(c.entries.size(), 1u);
+}

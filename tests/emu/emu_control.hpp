@@ -24,8 +24,15 @@ const char* to_string(fault f);
 struct settings {
   bool early_copy = false;  // cp.async copies at issue (default: at wait_group, the latest legal time)
   fault inject = fault::none;
+  // A deadlocked launch hangs the device, as on a GPU (issue 21), instead of failing with
+  // cudaErrorLaunchFailure: the launch reports nothing, cudaStreamQuery / cudaEventQuery
+  // answer cudaErrorNotReady from then on, and cudaStreamSynchronize / cudaEventSynchronize /
+  // cudaDeviceSynchronize, which would block forever, end the process with status 124
+  // ("EMU HANG"). reset_errors() clears the hang.
+  bool deadlock_hangs = false;
 };
 settings& config();
+bool device_hung();  // a deadlock hung the device (deadlock_hangs)
 
 // Emulator errors of the last launch (bad addresses, outstanding groups, ...).
 long errors();

@@ -348,6 +348,7 @@ std::size_t g_smem_bytes = 0;
 bool g_in_kernel = false;
 cudaError_t g_last_error = cudaSuccess;
 long g_errors = 0;
+bool g_device_hung = false;  // settings::deadlock_hangs: a deadlock left the device hung
 std::map<const void*, int> g_max_dyn_smem;  // cudaFuncSetAttribute(MaxDynamicSharedMemorySize)
 std::map<std::uintptr_t, std::size_t> g_allocs;
 std::mutex g_alloc_mutex;
@@ -591,6 +592,11 @@ void report_deadlock(const dim3& b) {
                       op_name(ws.op[par]));
         why += buf;
       }
+  }
+  if (config().deadlock_hangs) {  // as on a GPU: nothing reported, the device never finishes
+    g_device_hung = true;
+    std::fprintf(stderr, "EMU %s (deadlock_hangs: the device is now hung)\n", why.c_str());
+    return;
   }
   ++g_errors;
   std::fprintf(stderr, "EMU %s\n", why.c_str());
@@ -878,6 +884,7 @@ void run_grid(const launch_config& c, void (*thread_fn)(void*), void* ctx) {
   };
   const dim3 g = c.grid, b = c.block;
   const std::uint64_t threads = std::uint64_t(b.x) * b.y * b.z;
+  if (g_device_hung) return;  // queued behind the hung kernel: never runs
   if (g_in_kernel) return reject(cudaErrorLaunchFailure, "launch from inside a kernel (not emulated)");
   if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0)
     return reject(cudaErrorInvalidConfiguration, "a grid or block extent is 0");
@@ -967,7 +974,9 @@ long errors() { return g_errors; }
 void reset_errors() {
   g_errors = 0;
   g_last_error = cudaSuccess;
+  g_device_hung = false;
 }
+bool device_hung() { return g_device_hung; }
 
 }  // namespace attnbench::emu
 
@@ -1078,8 +1087,18 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   delete s;
   return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+namespace {
+// A blocking wait on a hung device never returns on a GPU: end the process instead.
+cudaError_t blocking_wait(const char* call) {
+  if (!attnbench::emu::device_hung()) return cudaSuccess;
+  std::fprintf(stderr, "EMU HANG: %s on a hung device (deadlock_hangs) would block forever on a GPU\n", call);
+  std::fflush(stderr);
+  std::_Exit(124);
+}
+}  // namespace
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return blocking_wait("cudaStreamSynchronize"); }
+cudaError_t cudaStreamQuery(cudaStream_t) { return attnbench::emu::device_hung() ? cudaErrorNotReady : cudaSuccess; }
+cudaError_t cudaDeviceSynchronize() { return blocking_wait("cudaDeviceSynchronize"); }
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
   if (!e) return fail_with(cudaErrorInvalidValue);
@@ -1095,7 +1114,13 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
   e->r.t = std::chrono::steady_clock::now();
   return cudaSuccess;
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t e) { return e ? cudaSuccess : fail_with(cudaErrorInvalidResourceHandle); }
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  return e ? blocking_wait("cudaEventSynchronize") : fail_with(cudaErrorInvalidResourceHandle);
+}
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  if (!e) return fail_with(cudaErrorInvalidResourceHandle);
+  return attnbench::emu::device_hung() ? cudaErrorNotReady : cudaSuccess;
+}
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   if (!ms || !a || !b) return fail_with(cudaErrorInvalidValue);
   *ms = std::chrono::duration<float, std::milli>(b->r.t - a->r.t).count();

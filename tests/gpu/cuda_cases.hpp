@@ -89,7 +89,7 @@ inline error_report compare_with_device_reference(const variant& v, const proble
   r->set_inputs(in);
   r->poison_outputs();
   r->run();
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  sync_device();
   const host_outputs out = r->get_outputs();
   const std::vector<std::int64_t> rows = all_rows(p);
   const std::vector<double> ref_o(ref.o.begin(), ref.o.end());

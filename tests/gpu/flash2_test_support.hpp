@@ -98,7 +98,7 @@ inline f2_checked_run run_runner_and_check(runner& r, const problem& p, std::int
   r.set_inputs(in);
   r.poison_outputs();
   r.run();
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  sync_device();
   return check_outputs(p, in, r.get_outputs(), max_rows);
 }
 

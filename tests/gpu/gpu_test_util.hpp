@@ -1,19 +1,30 @@
-// Shared by the GPU tests: the skip-with-reason rule and one "run a registry
-// row and compare with the fp64 reference" step. Without a usable device
-// every GPU test calls GTEST_SKIP() with the reason, so ctest lists it as
-// skipped, never as passed.
+// Shared by the GPU tests: the skip-with-reason rule, the device wait with a
+// deadline, and one "run a registry row and compare with the fp64 reference"
+// step. Without a usable device every GPU test calls GTEST_SKIP() with the
+// reason, so ctest lists it as skipped, never as passed.
+//
+// Device waits (issue 21): sync_device() polls cudaStreamQuery against
+// $ATTNBENCH_WAIT_TIMEOUT_S (default 10 s; the same floor as the sweep's waits,
+// harness/device_watchdog.hpp). A hung kernel makes the test binary print
+// "ATTNBENCH_TIMEOUT <suite.test>: ..." and end at once with status 3: every
+// later test would wait on the same hung device, and a cudaFree behind it
+// blocks forever. scripts/gpu_tests.sh then reruns the binary without the
+// tests that already ran and without that one.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
-#include "kernels/registry.hpp"
-#include "harness/tensors.hpp"
 #include "core/cuda/device_buffer.cuh"
+#include "harness/cuda/device_wait.hpp"
+#include "harness/tensors.hpp"
 #include "kernels/reference/attention_reference.hpp"
+#include "kernels/registry.hpp"
 #include "tests/gpu/tolerance.hpp"
 
 namespace attnbench::testing {
@@ -34,6 +45,31 @@ inline std::string no_device_reason() {
     if (!attn_why_.empty()) GTEST_SKIP() << attn_why_;                          \
   } while (0)
 
+// Seconds a test's device wait may take: $ATTNBENCH_WAIT_TIMEOUT_S, else 10.
+inline double test_wait_limit_s() {
+  if (const char* v = std::getenv("ATTNBENCH_WAIT_TIMEOUT_S"); v && *v) {
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end != v && *end == '\0' && s > 0 && std::isfinite(s)) return s;
+  }
+  return default_wait_floor_s;
+}
+
+// Waits for everything queued on cuda::stream(), at most test_wait_limit_s(); on a
+// timeout ends the process (status 3) naming the running test. Throws on a device error.
+inline void sync_device(const char* what = "the test's launches") {
+  const double limit = test_wait_limit_s();
+  if (cuda::wait_stream_for(cuda::stream(), limit)) return;
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "ATTNBENCH_TIMEOUT %s.%s: %s did not complete within %g s ($ATTNBENCH_WAIT_TIMEOUT_S); "
+               "the device is hung, the test binary ends\n",
+               t ? t->test_suite_name() : "?", t ? t->name() : "?", what, limit);
+  std::fflush(stderr);
+  std::_Exit(3);
+}
+
 struct checked_run {
   error_report err;
   host_outputs out;
@@ -49,7 +85,7 @@ inline checked_run run_and_check(const variant& v, const problem& p, std::int64_
   r->set_inputs(in);
   r->poison_outputs();
   r->run();
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  sync_device();
   checked_run c;
   c.out = r->get_outputs();
   const auto rows = sample_rows(p, max_rows);

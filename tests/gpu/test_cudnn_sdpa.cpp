@@ -250,7 +250,7 @@ TEST(CudnnSdpa, RepeatedRunsAndSharedGraphAreIdentical) {
   a->run();
   b->poison_outputs();
   b->run();
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
+  sync_device();
   const host_outputs oa = a->get_outputs(), ob = b->get_outputs();
   EXPECT_EQ(oa.o, ob.o);
   EXPECT_EQ(oa.lse, ob.lse);

@@ -21,13 +21,14 @@ from typing import Any, Optional
 import pytest
 
 from conftest import ROOT, fixture_path
+from test_report_html import committed_cpu_run
 
 from abreport import compare, html_report
 from abreport.data import Dataset
 from abreport.load import load_run
 
-RUN_JSON = os.path.join(ROOT, "results", "amd-epyc", "quick-a5da6ba.json")
-COMMITTED_PAGE = os.path.join(ROOT, "results", "amd-epyc", "quick-a5da6ba", "report.html")
+RUN_JSON = committed_cpu_run()  # today results/amd-epyc/quick-a5da6ba.json
+COMMITTED_PAGE = os.path.join(RUN_JSON[:-5], "report.html")
 SHOTS = os.path.join(ROOT, "build", "report-html-test")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -57,7 +58,8 @@ class Browser:
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              f"--user-data-dir={self.profile}", "--no-first-run", "--no-default-browser-check",
              "--disable-extensions", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--proxy-server=127.0.0.1:9", "--hide-scrollbars", "about:blank"],
+             "--disable-sync", "--disable-dev-shm-usage", "--proxy-server=127.0.0.1:9", "--hide-scrollbars",
+             "about:blank"],
             preexec_fn=fds, close_fds=False, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
@@ -233,7 +235,7 @@ def _check_page(b: Browser, page: str, run_json: str, shot: str) -> None:
 
 
 def test_committed_page_renders_offline_and_names_the_hovered_point(browser):
-    assert os.path.isfile(COMMITTED_PAGE), "results/amd-epyc/quick-a5da6ba/report.html is committed"
+    assert os.path.isfile(COMMITTED_PAGE)
     _check_page(browser, COMMITTED_PAGE, RUN_JSON, os.path.join(SHOTS, "committed_report.png"))
 
 

@@ -58,15 +58,30 @@ string(REGEX REPLACE " +" "." attnbench_cudnn_v "${attnbench_cudnn_v}")
 message(STATUS "attnbench: cudnn_sdpa row ON (cuDNN ${attnbench_cudnn_v} at ${attnbench_cudnn_library}, "
                "cudnn-frontend ${ATTNBENCH_CUDNN_FRONTEND_INCLUDE})")
 
-# One TU (57 s of one core, 1.6 GB, g++ 12 -O3 here); the JSON serialisation it does not use is
-# left out (CUDNN_FRONTEND_SKIP_JSON_LIB: 62 s -> 44 s at -O2).
-target_sources(${ATTNBENCH_CUDNN_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cudnn_sdpa.cpp)
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cudnn_sdpa.cpp TARGET_DIRECTORY ${ATTNBENCH_CUDNN_TARGET}
-                            PROPERTIES
-                            COMPILE_DEFINITIONS CUDNN_FRONTEND_SKIP_JSON_LIB)
-target_include_directories(${ATTNBENCH_CUDNN_TARGET} SYSTEM PRIVATE ${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}
-                           ${attnbench_cudnn_include})
-target_link_libraries(${ATTNBENCH_CUDNN_TARGET} PUBLIC ${attnbench_cudnn_library} CUDA::nvrtc)
+# The row (cudnn_rows.cpp) is in the CUDA module and needs no cuDNN; what runs cuDNN
+# (cudnn_sdpa.cpp) is its own module, libattnbench_cudnn.so beside libattnbench_cuda.so,
+# the only object that needs libcudnn.so.9 and libnvrtc: the row dlopens it on first use,
+# so a cuDNN that does not load disables cudnn_sdpa alone (issue 21; docs/cudnn.md).
+target_sources(${ATTNBENCH_CUDNN_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cudnn_rows.cpp)
+target_link_libraries(${ATTNBENCH_CUDNN_TARGET} PUBLIC ${CMAKE_DL_LIBS})
 # cuda_rows.cpp adds the row, and tests call cudnn_sdpa.hpp, only where it is built (never in
 # the host emulator, which compiles cuda_rows.cpp without it).
-target_compile_definitions(${ATTNBENCH_CUDNN_TARGET} PUBLIC ATTNBENCH_WITH_CUDNN)
+target_compile_definitions(${ATTNBENCH_CUDNN_TARGET} PUBLIC ATTNBENCH_WITH_CUDNN
+                           ATTNBENCH_CUDNN_MODULE_NAME="libattnbench_cudnn.so")
+
+# One TU (57 s of one core, 1.6 GB, g++ 12 -O3 here); the JSON serialisation it does not use is
+# left out (CUDNN_FRONTEND_SKIP_JSON_LIB: 62 s -> 44 s at -O2). Its references into the CUDA
+# part (device_runner, stream, cuda_check) stay undefined here and resolve, when it is loaded,
+# against the CUDA module (loaded RTLD_GLOBAL) or the executable holding the CUDA objects.
+add_library(attnbench_cudnn MODULE ${CMAKE_CURRENT_LIST_DIR}/cudnn_sdpa.cpp)
+set_target_properties(attnbench_cudnn PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin
+                      POSITION_INDEPENDENT_CODE ON)
+target_include_directories(attnbench_cudnn PRIVATE ${CMAKE_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+target_include_directories(attnbench_cudnn SYSTEM PRIVATE ${ATTNBENCH_CUDNN_FRONTEND_INCLUDE}
+                           ${attnbench_cudnn_include})
+target_compile_definitions(attnbench_cudnn PRIVATE ${ATTNBENCH_COMPILE_DEFS} ATTNBENCH_WITH_CUDA
+                           ATTNBENCH_WITH_CUDNN CUDNN_FRONTEND_SKIP_JSON_LIB)
+target_compile_options(attnbench_cudnn PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+target_link_libraries(attnbench_cudnn PRIVATE ${attnbench_cudnn_library} CUDA::nvrtc CUDA::cudart fmt::fmt
+                      nlohmann_json::nlohmann_json)
+add_dependencies(attnbench_cuda attnbench_cudnn)  # built with the CUDA module, beside it

@@ -17,7 +17,12 @@
 // Not covered: fp8 (attnbench has no fp8 dtype; cuDNN's sdpa_fp8 needs
 // per-tensor scales the problem does not define), global tokens and sparse
 // terms (strided, random, layout: no band).
-#include "kernels/cuda/cudnn/cudnn_sdpa.hpp"
+//
+// Built alone into libattnbench_cudnn.so (cudnn.cmake), the one object that needs
+// libcudnn.so.9 and libnvrtc; the row itself (cudnn_rows.cpp, in the CUDA module) loads
+// it on first use through attnbench_cudnn_sdpa_api() (cudnn_module_api.hpp), so a cuDNN
+// that fails to load disables this row alone (issue 21).
+#include "kernels/cuda/cudnn/cudnn_module_api.hpp"
 
 #include <cudnn_frontend.h>
 #include <fmt/format.h>
@@ -33,7 +38,6 @@
 #include "core/cuda/cuda_check.cuh"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "kernels/cuda/cudnn/cudnn_band.hpp"
-#include "kernels/models/models.hpp"
 
 namespace attnbench {
 
@@ -230,38 +234,21 @@ class cudnn_sdpa_runner : public device_runner {
   std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*> pack_;
 };
 
-}  // namespace
-
-std::string cudnn_sdpa_validate_deviceless(const problem& p, int sm_version, int sm_count) {
+std::string validate_deviceless(const problem& p, int sm_version, int sm_count) {
   std::shared_ptr<fe::graph::Graph> g = describe_graph(p, sm_version, sm_count);
   fe::error_t e = g->validate();
   return e.is_good() ? std::string() : e.get_message();
 }
 
+std::unique_ptr<runner> make_runner(const problem& p) { return std::make_unique<cudnn_sdpa_runner>(p); }
+
+}  // namespace
 }  // namespace cuda
-
-void add_cuda_rows_cudnn(std::vector<variant>& rows) {
-  // Named first: GCC 12 -O3 warns (maybe-uninitialized) on a braced vector inside the braced row.
-  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16},
-                          .masks = mask_none | mask_causal | mask_local};
-  rows.push_back({
-      .name = "cudnn_sdpa",
-      .backend = backend_kind::cuda,
-      .summary = "cuDNN fused SDPA forward (cudnn-frontend graph, bottom-right band mask; bytes: minimal IO)",
-      .writes_lse = true,
-      .caps = caps,
-      .tags = {tag::fused, tag::library},
-      .check = cuda::cudnn_sdpa_support,
-      .model =
-          [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_softmax(p),
-                                 model_bytes_cudnn_sdpa_min_io(p)};
-          },
-      .memory_bytes = [](const problem& p) { return memory_bytes_cudnn_sdpa(p, cuda::workspace_bytes(p)); },
-      .make_runner = [](const problem& p, bool) -> std::unique_ptr<runner> {
-        return std::make_unique<cuda::cudnn_sdpa_runner>(p);
-      },
-  });
-}
-
 }  // namespace attnbench
+
+extern "C" const attnbench::cuda::cudnn_sdpa_api* attnbench_cudnn_sdpa_api() {
+  namespace c = attnbench::cuda;
+  static const c::cudnn_sdpa_api api{c::cudnn_sdpa_api_version, c::cudnn_sdpa_support, c::workspace_bytes,
+                                     c::make_runner, c::validate_deviceless};
+  return &api;
+}

@@ -1,5 +1,6 @@
-// What the cudnn_sdpa row (cudnn_sdpa.cpp) offers besides its row, for tests;
-// declared only where the row is built (ATTNBENCH_WITH_CUDNN).
+// What the cudnn_sdpa row (cudnn_rows.cpp, forwarding to cudnn_sdpa.cpp in
+// libattnbench_cudnn.so) offers besides its row, for tests; declared only where the row
+// is built (ATTNBENCH_WITH_CUDNN).
 #pragma once
 
 #include <string>
@@ -12,6 +13,10 @@ namespace attnbench::cuda {
 // sm_version (90 = Hopper) with sm_count multiprocessors, without a device: the frontend's support rules
 // for this cuDNN version (head dims, band, Nq vs Nkv, GQA). Empty when
 // valid, else cuDNN's message. Plans and kernels still need a device.
+// Through libattnbench_cudnn.so (loaded on first use): when it does not load, its reason.
 std::string cudnn_sdpa_validate_deviceless(const problem& p, int sm_version, int sm_count);
+
+// Why libattnbench_cudnn.so did not load (cudnn_sdpa is then disabled alone); empty when it did.
+std::string cudnn_module_error();
 
 }  // namespace attnbench::cuda

@@ -33,24 +33,34 @@ class flash2_runner final : public device_runner {
     prm_.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
     // Device-side mask data: the sparse terms (and a block layout's bits) and,
     // for a listed walk, the key-tile lists, built here outside the timed run.
+    // Every copy is enqueued on the runner's stream (issue 21), so it is ordered before
+    // the kernels that read it; a synchronous cudaMemcpy runs on the legacy default stream,
+    // which nothing orders with attnbench's non-blocking stream. The host sources are
+    // members, alive until the runner goes (a pageable copy is staged before the call
+    // returns; keeping them costs nothing and needs no such rule).
     if (p.mask.has_sparse()) {
-      sparse_terms dev = *p.mask.sparse;
+      sparse_host_ = *p.mask.sparse;
       if (p.mask.has_layout()) {
-        const std::size_t n = static_cast<std::size_t>(dev.layout_heads * dev.layout_rows * dev.layout_cols);
+        const std::size_t n =
+            static_cast<std::size_t>(sparse_host_.layout_heads * sparse_host_.layout_rows * sparse_host_.layout_cols);
         layout_ = device_buffer(n);
-        ATTN_CUDA_CHECK(cudaMemcpy(layout_.get(), dev.layout, n, cudaMemcpyHostToDevice));
-        dev.layout = layout_.get<const std::uint8_t>();
+        ATTN_CUDA_CHECK(cudaMemcpyAsync(layout_.get(), sparse_host_.layout, n, cudaMemcpyHostToDevice, stream()));
+        sparse_host_.layout = layout_.get<const std::uint8_t>();
       }
       sparse_ = device_buffer(sizeof(sparse_terms));
-      ATTN_CUDA_CHECK(cudaMemcpy(sparse_.get(), &dev, sizeof(dev), cudaMemcpyHostToDevice));
+      ATTN_CUDA_CHECK(
+          cudaMemcpyAsync(sparse_.get(), &sparse_host_, sizeof(sparse_host_), cudaMemcpyHostToDevice, stream()));
       prm_.p.mask.sparse = sparse_.get<const sparse_terms>();
     }
     if (plan_uses_tile_list(st)) {
-      const kv_tile_list l = make_kv_tile_list(st.geometry, tile_walk::visible);
+      tiles_host_ = make_kv_tile_list(st.geometry, tile_walk::visible);
+      const kv_tile_list& l = tiles_host_;
       tile_num_ = device_buffer(l.num.size() * 4);
       tile_idx_ = device_buffer(l.indices.size() * 4);
-      ATTN_CUDA_CHECK(cudaMemcpy(tile_num_.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice));
-      ATTN_CUDA_CHECK(cudaMemcpy(tile_idx_.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice));
+      ATTN_CUDA_CHECK(
+          cudaMemcpyAsync(tile_num_.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice, stream()));
+      ATTN_CUDA_CHECK(
+          cudaMemcpyAsync(tile_idx_.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice, stream()));
       prm_.tiles = {tile_num_.get<const std::int32_t>(), tile_idx_.get<const std::int32_t>(), l.heads, l.q_tiles,
                     l.kv_tiles};
     }
@@ -75,6 +85,8 @@ class flash2_runner final : public device_runner {
  private:
   const flash2_config* cfg_ = nullptr;
   flash2_params prm_;
+  sparse_terms sparse_host_{};  // what sparse_ was copied from (layout pointing at layout_)
+  kv_tile_list tiles_host_;     // what tile_num_, tile_idx_ were copied from
   device_buffer o_part_, lse_part_, layout_, sparse_, tile_num_, tile_idx_;
 };
 

@@ -87,3 +87,24 @@ if(NOT ab_emu_san STREQUAL "thread")
                  "p_frag[kk][0] = pack4_e4m3(q[0], q[1], q[2], q[3]);" flash3_fwd_hdim128_e4m3_br128_bc128
                  ragged_none_B2)
 endif()
+
+# Issue 21: flash3 waiting on an mbarrier phase that never completes, emulated as a GPU hang
+# (emu settings::deadlock_hangs), against the harness's polled CUDA wait and its expiry path
+# (harness/cuda/device_wait.hpp, harness/device_watchdog.cpp). Each case passes only on its
+# line; `blocking` is the control: the unpolled wait would never return (~0.5 s each).
+if(NOT ab_emu_san)
+  ab_emu_exe(attnbench_emu_flash3_hang KIND main
+             SOURCES ${ab_emu_dir}/flash3/emu_flash3_hang_test.cpp ${CMAKE_SOURCE_DIR}/harness/device_watchdog.cpp)
+  foreach(mode_line "control|OK control: the launch without the fault completed"
+                    "hang|OK hang: the wait gave up after 0.3"
+                    "expire|EXPIRED: timeout: the flash3 launch did not complete within 300 ms"
+                    "blocking|EMU HANG: cudaStreamSynchronize on a hung device")
+    string(REPLACE "|" ";" mode_line "${mode_line}")
+    list(GET mode_line 0 hang_mode)
+    list(GET mode_line 1 hang_line)
+    add_test(NAME emu.flash3_hang_${hang_mode} COMMAND attnbench_emu_flash3_hang ${hang_mode})
+    set_tests_properties(emu.flash3_hang_${hang_mode} PROPERTIES LABELS cpu TIMEOUT 60
+                         ENVIRONMENT "${ab_emu_env}" PASS_REGULAR_EXPRESSION "${hang_line}")
+  endforeach()
+  add_dependencies(attnbench_emu_tests attnbench_emu_flash3_hang)
+endif()

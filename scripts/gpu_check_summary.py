@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""summary.txt of scripts/gpu_check.sh OUT_DIR (docs/gpu.md): device, binaries, steps,
+the smoke verdict per row (pass / wrong / crash / hang), GPU test counts, kernel resources,
+ceilings, per variant the best TFLOP/s, GB/s, largest error and PASS/FAIL of the quick sweep,
+and the fp8 table. Every part reads what its step left, also when the step was cut off
+(a sweep's results log when its JSON is missing)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections import defaultdict
+
+
+def read(path: str) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def load_run(out: str, name: str) -> tuple[dict | None, str]:
+    """(doc, note): NAME.json, else its results log (a step cut short)."""
+    path = os.path.join(out, name)
+    if os.path.exists(path):
+        try:
+            return json.load(open(path)), ""
+        except ValueError:
+            pass
+    log = path + ".log.jsonl"
+    if not os.path.exists(log):
+        return None, ""
+    context, entries = {}, {}
+    for line in open(log, errors="replace"):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(obj, dict) and "name" not in obj and isinstance(obj.get("context"), dict):
+            context = obj["context"]
+        elif isinstance(obj, dict) and isinstance(obj.get("name"), str):
+            entries[obj["name"]] = obj  # the last entry of a name wins, as in the harness
+    return {"context": context, "benchmarks": list(entries.values())}, f"{name} incomplete: read from its results log"
+
+
+def smoke_verdicts(doc: dict) -> dict[str, str]:
+    """Per row: pass, wrong, hang, crash, error, or why it did not run."""
+    verdict: dict[str, str] = {}
+    rank = {"hang": 5, "crash": 5, "error": 4, "wrong": 3, "pass": 2}
+    for b in doc.get("benchmarks", []):
+        row, st = b.get("variant", "?"), b.get("status")
+        if st == "ok":
+            v = "pass" if b.get("err_ok") else f"wrong (rel_err {b.get('rel_err')})"
+        elif st == "failed":
+            fault = b.get("row_fault")
+            v = {"timeout": "hang", "crash": "crash", "device_error": "crash"}.get(fault, "error")
+            v += ": " + (b.get("error_message") or "")[:150]
+        else:
+            v = "not run: " + (b.get("error_message") or "")[:150]
+        old = verdict.get(row)
+        if old is None or rank.get(v.split(" ")[0].rstrip(":"), 1) > rank.get(old.split(" ")[0].rstrip(":"), 1):
+            verdict[row] = v
+    return verdict
+
+
+def main() -> None:
+    out = sys.argv[1]
+    lines: list[str] = []
+    env = read(os.path.join(out, "env.txt"))
+    gpu = re.search(r"GPU 0: ([^(\n]+)", env)
+    lines.append(f"device: {gpu.group(1).strip() if gpu else 'unknown'}")
+    for f in ("binaries.txt", "cudnn_row.txt"):
+        if read(os.path.join(out, f)).strip():
+            lines.append(read(os.path.join(out, f)).strip())
+    stopped = read(os.path.join(out, "stopped.txt")).strip()
+    if stopped:
+        lines.append(f"STOPPED EARLY: {stopped}")
+    for row in read(os.path.join(out, "steps.tsv")).splitlines():
+        parts = row.split("\t")
+        if len(parts) == 4:
+            name, st, dt, log = parts
+            lines.append(f"step {name:10s} {st:18s} {dt:>5s}  {log}")
+
+    smoke, note = load_run(out, "smoke.json")
+    if smoke is not None:
+        lines.append("")
+        lines.append("smoke (every row once, tiny shape, short deadline)" + (f" [{note}]" if note else ""))
+        for row, v in sorted(smoke_verdicts(smoke).items()):
+            lines.append(f"  {row:20s} {v}")
+
+    tests = read(os.path.join(out, "gpu_tests_summary.txt")).strip()
+    if tests:
+        lines.extend(tests.splitlines()[:12])
+    kr = os.path.join(out, "kernel_resources.json")
+    if os.path.exists(kr):
+        try:
+            ks = json.load(open(kr)).get("kernels", [])
+            spills = sum(1 for k in ks if k["spill_store_bytes"] or k["spill_load_bytes"])
+            lines.append(f"kernels: {len(ks)} kernel/arch entries, {spills} with spills, "
+                         f"max registers {max((k['registers'] for k in ks), default=0)}")
+        except (ValueError, KeyError, TypeError):
+            lines.append("kernels: kernel_resources.json unreadable")
+
+    doc, note = load_run(out, "quick.json")
+    ceil = {}
+    try:
+        ceil = json.load(open(os.path.join(out, "ceilings.json"))).get("ceilings", {})
+    except (OSError, ValueError):
+        if doc is not None:
+            ceil = doc.get("context", {}).get("ceilings", {})
+    meas, theo = ceil.get("measured", {}), ceil.get("theoretical", {})
+    if meas:
+        lines.append("ceilings measured: {:.0f} GB/s; TFLOP/s ".format(meas.get("bandwidth_gbps", 0)) +
+                     " ".join(f"{k} {v:.1f}" for k, v in meas.get("tflops", {}).items()))
+    if theo:
+        lines.append("ceilings theoretical: {:.0f} GB/s; TFLOP/s ".format(theo.get("bandwidth_gbps", 0)) +
+                     " ".join(f"{k} {v:.1f}" for k, v in theo.get("tflops", {}).items()))
+    if doc is not None:
+        if note:
+            lines.append(note)
+        per = defaultdict(lambda: {"tf": 0.0, "gb": 0.0, "err": 0.0, "ok": 0, "skip": 0, "fail": 0, "bad": 0, "quar": 0})
+        for b in doc.get("benchmarks", []):
+            v = per[b.get("variant", "?")]
+            st = b.get("status", "failed" if b.get("error_occurred") else "ok")
+            if st == "skipped":
+                v["quar" if b.get("quarantined_by") else "skip"] += 1
+                continue
+            if st != "ok":
+                v["fail"] += 1
+                continue
+            v["ok"] += 1
+            v["tf"] = max(v["tf"], b.get("tflops") or 0.0)
+            v["gb"] = max(v["gb"], b.get("gbps") or 0.0)
+            err = b.get("rel_err")
+            if err is None:
+                v["bad"] += 1
+            else:
+                v["err"] = max(v["err"], err)
+            if b.get("err_ok") is False:
+                v["bad"] += 1
+        lines.append("")
+        lines.append(f"{'variant':20s} {'best TFLOP/s':>12s} {'best GB/s':>10s} {'max rel err':>11s} "
+                     f"{'ok/skip/fail/quar':>18s}  result")
+        for name in sorted(per):
+            v = per[name]
+            res = "PASS" if v["fail"] == 0 and v["bad"] == 0 and v["ok"] > 0 else (
+                "none run" if v["ok"] == 0 and v["fail"] == 0 else "FAIL")
+            if v["quar"]:
+                res += " (row quarantined: crashed or hung)"
+            lines.append(f"{name:20s} {v['tf']:12.2f} {v['gb']:10.1f} {v['err']:11.2e} "
+                         f"{v['ok']:>5d}/{v['skip']}/{v['fail']}/{v['quar']:<6d}  {res}")
+    else:
+        lines.append("no sweep result (quick.json or its log): see sweep.log")
+
+    fp8, note = load_run(out, "fp8.json")
+    if fp8 is not None:
+        rows = [b for b in fp8.get("benchmarks", []) if b.get("status") == "ok"]
+        lines.append("")
+        if note:
+            lines.append(note)
+        lines.append(f"{'fp8 vs bf16':24s} {'Nq':>6s} {'mask':>7s} {'TFLOP/s':>8s} {'rel err':>9s} {'e2e err':>9s}")
+        for b in sorted(rows, key=lambda b: (b.get("mask", ""), b.get("Nq", 0), b.get("variant", ""))):
+            e2e = b.get("e2e_rel_err")
+            lines.append(f"{b.get('variant', '?') + ' ' + b.get('dtype', '?'):24s} {b.get('Nq', 0):6d} "
+                         f"{b.get('mask', '?'):>7s} {b.get('tflops') or 0:8.1f} {b.get('rel_err') or 0:9.2e} "
+                         f"{e2e if e2e is not None else float('nan'):9.2e}")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
