@@ -172,7 +172,7 @@ if [[ -z "$bin" ]]; then
   grep -E "architectures|CUDA backend" "$out/configure.log" | sed 's/^-- /gpu_check: /' >&2
   # What the steps run, not the emulator's and the CPU tests' ~200 other targets.
   if ! step build "$out/build.log" "${GPU_CHECK_BUILD_S:-240}" cmake --build "$build" -j "$(nproc)" \
-      --target attnbench attnbench_gpu_tests kernel_resources; then
+      --target attnbench attnbench_cuda attnbench_gpu_tests kernel_resources; then
     tail -30 "$out/build.log" >&2
     stop_early "build failed or ran out of time (see build.log)"
   fi

@@ -24,7 +24,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNBENCH_CUD
   "-DCMAKE_CUDA_ARCHITECTURES=$archs" >"$build/prebuild.configure.log" 2>&1 ||
   { tail -20 "$build/prebuild.configure.log" >&2; exit 1; }
 say "configured $build (architectures $archs)"
-cmake --build "$build" -j "$(nproc)" --target attnbench attnbench_gpu_tests kernel_resources >"$build/prebuild.build.log" 2>&1 ||
+cmake --build "$build" -j "$(nproc)" --target attnbench attnbench_cuda attnbench_gpu_tests kernel_resources >"$build/prebuild.build.log" 2>&1 ||
   { tail -30 "$build/prebuild.build.log" >&2; exit 1; }
 say "built"
 if ! ctest --test-dir "$build" -L static --output-on-failure >"$build/static.log" 2>&1; then
