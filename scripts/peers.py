@@ -926,7 +926,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(f"{PROG}: [{n + 1}/{len(problems)}] {e['name']} {shown}", file=sys.stderr)
             now = time.perf_counter()
             if flex_phase:  # compiles dominate: the problems still to compile at the mean compile time
-                left = sum(1 for r in problems[n + 1:] if flex_reps is None or flex_reps.get(flex_class(r)) == r)
+                left = sum(1 for r in problems[n + 1:]
+                           if not r.mask_error and (flex_reps is None or flex_reps.get(flex_class(r)) == r))
                 eta = left * peers.flex_spent_s / peers.flex_compiled if peers.flex_compiled else float("nan")
             else:
                 eta = (now - t_phase) / (n + 1) * (len(problems) - n - 1)

@@ -165,9 +165,16 @@ def test_flex_attention_runs_compiled_or_says_why(sweep, tmp_path):
     """FlexAttention on the CPU needs inductor (a C++ compiler): ok and checked, or skipped with the reason.
     per-mask (the quick preset's CPU default) compiles one problem per mask kind, 12-18 s each: the
     GQA one of each pair here (equal FLOPs), the MHA one skipped naming it."""
-    entries = run_peers(sweep, tmp_path / "flex.json", "--variants", "torch_flex", "--flex-budget-s", "120",
+    doc = json.load(open(sweep))
+    odd = dict(doc["benchmarks"][0], mask="random:16,1", name="x/random")  # a mask peers.py cannot build, last
+    doc["benchmarks"].append(odd)
+    problems = tmp_path / "problems.json"
+    problems.write_text(json.dumps(doc))
+    entries = run_peers(problems, tmp_path / "flex.json", "--variants", "torch_flex", "--flex-budget-s", "120",
                         "--flex-problems", "per-mask")
-    assert len(entries) == 6
+    assert len(entries) == 7
+    assert entries[-1]["status"] == "skipped" and "peers.py builds" in entries[-1]["error_message"]
+    entries = entries[:-1]
     by_problem = {(e["Hkv"], e["mask"]): e for e in entries}
     for mask in ("none", "causal", "local:15,8+global:4"):
         ran, other = by_problem[(2, mask)], by_problem[(4, mask)]
