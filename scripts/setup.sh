@@ -33,7 +33,8 @@ want() { [[ -z "$only" || "$only" == "$1" ]]; }
 apt_pkgs=(cmake ninja-build g++ pkg-config libbenchmark-dev libgtest-dev libgmock-dev
           libfmt-dev nlohmann-json3-dev libopenblas-dev libre2-dev)
 # Headless Chromium for the interactive page's browser test (tests/python/test_report_html_browser.py).
-[[ "$profile" == tests ]] && apt_pkgs+=(chromium)
+# slurm-wlm and munge for the Slurm job-array test (tests/slurm/; ~44 MB, ~9 s with apt's lists).
+[[ "$profile" == tests ]] && apt_pkgs+=(chromium slurm-wlm munge)
 
 if want system && [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
   missing=()

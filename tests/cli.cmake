@@ -191,3 +191,12 @@ if(ATTNBENCH_WITH_CUDA)
            COMMAND bash ${cli_dir}/cuda_libs.sh present ${attnbench_bin} ${ab_nocuda_work}/list list)
   set_tests_properties(cli_no_cuda_libs_negative_control PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
 endif()
+
+# The Slurm job scripts (scripts/slurm/) on a one-node Slurm cluster started by the test
+# (tests/slurm/; ~30 s): skipped with the reason (exit 77) when Slurm is not installed or the
+# daemons cannot start.
+add_test(NAME cli_slurm_job_array
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_job_array.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_slurm_job_array)
+set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "cpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
+                     RESOURCE_LOCK slurm)
