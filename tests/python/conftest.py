@@ -17,7 +17,8 @@ if SCRIPTS not in sys.path:
 
 
 def fixture_path(name: str) -> str:
-    return os.path.join(FIXTURES, name)
+    from generated_fixtures import generated_path
+    return generated_path(name) or os.path.join(FIXTURES, name)
 
 
 @pytest.fixture

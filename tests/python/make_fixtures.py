@@ -259,31 +259,11 @@ def main():
     write("cpu_small_slower.json", scaled(cpu, lambda b: 1.6 if (b["variant"] == "flash2" and b["mask"] == "causal"
                                                                   and b["group"] == "seq") else 1.0, rng))
     write("cpu_small_noise.json", scaled(cpu, lambda b: rng.uniform(0.98, 1.03), rng))
-    # no ceilings at all (--no-ceilings)
-    noc = copy.deepcopy(cpu)
-    del noc["context"]["ceilings"]
-    write("cpu_no_ceilings.json", noc)
     # results log: a context line, then one entry per line
     lines = [json.dumps({"context": cpu["context"]})] + [json.dumps(b) for b in cpu["benchmarks"][:20]]
     write("cpu_small.log.jsonl", None, raw="\n".join(lines) + "\n")
-    # malformed
-    bad = copy.deepcopy(cpu)
-    del bad["benchmarks"][3]["time_ms"]
-    write("bad_missing_field.json", bad)
-    bad = copy.deepcopy(cpu)
-    bad["benchmarks"][2]["Nq"] = "256"
-    write("bad_wrong_type.json", bad)
-    write("bad_not_json.json", None, raw='{"context": {"backend": "cpu"}, "benchmarks": [\n  {"name": "x",\n')
-    bad = copy.deepcopy(cpu)
-    bad["benchmarks"] = []
-    write("bad_empty_benchmarks.json", bad)
-    bad = copy.deepcopy(cpu)
-    bad["context"]["ceilings"]["measured"]["bandwidth_gbps"] = "fast"
-    write("bad_ceiling_type.json", bad)
-    write("bad_log.log.jsonl", None, raw=lines[0] + "\n" + lines[1] + "\n{not json\n")
-    bad = copy.deepcopy(cpu)
-    bad["context"]["variants"][1]["tags"] = "unfused"
-    write("bad_variants.json", bad)
+    # cpu_no_ceilings.json and the malformed files: tests/python/generated_fixtures.py makes them
+    # from cpu_small.json (and its log) when a test asks for them
     # hand edit of the harness's own output (cpu_harness.json, written by attnbench from
     # sweep_cpu_small.json): Nsight-style measured bytes on the flash2 entries only
     harness = os.path.join(HERE, "cpu_harness.json")
