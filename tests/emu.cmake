@@ -27,6 +27,16 @@
 # test command on 2 cores); scripts/emu_sanitizers.sh adds the TSan build
 # (build-tsan; README "Sanitizers"), where the negative controls are not
 # defined (races by design in some; they belong to the default build).
+# The fiber runtime switches x86-64 register contexts (emu_fiber.cpp): elsewhere (aarch64:
+# Grace Hopper) the product and every other test build without the emulator.
+# ATTNBENCH_EMU_PROCESSOR stands in for the host processor in the guard's test (tests/build_guards.cmake).
+set(ATTNBENCH_EMU_PROCESSOR "${CMAKE_SYSTEM_PROCESSOR}" CACHE STRING "Host processor the emulator guard checks")
+if(NOT ATTNBENCH_EMU_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  message(STATUS "attnbench: host emulator tests left out: the fiber runtime needs x86-64, this is "
+                 "${ATTNBENCH_EMU_PROCESSOR} (the GPU tests on a device still check the CUDA kernels)")
+  return()
+endif()
+
 set(ATTNBENCH_EMU_SANITIZE "" CACHE STRING
     "Sanitizers for the host-emulator targets only: address,undefined | address | undefined | thread | empty")
 set(ab_emu_san "${ATTNBENCH_EMU_SANITIZE}")
