@@ -61,8 +61,7 @@ std::string entry_schema_error(const json& e) {
     return missing_or(e, "nonfinite_outputs", "a non-negative integer or null");
   if (e.contains("worst_row_err") && !(e["worst_row_err"].is_number() || e["worst_row_err"].is_null()))
     return missing_or(e, "worst_row_err", "a number or null");
-  if (e.contains("row_tolerance") && !e["row_tolerance"].is_number())
-    return missing_or(e, "row_tolerance", "a number");
+  if (e.contains("row_tolerance") && !e["row_tolerance"].is_number()) return missing_or(e, "row_tolerance", "a number");
   if (e.contains("worst_row") && !e["worst_row"].is_null()) {
     const json& w = e["worst_row"];
     if (!w.is_object()) return missing_or(e, "worst_row", "an object {b, h, i} or null");

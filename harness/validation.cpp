@@ -1,9 +1,9 @@
 #include "harness/validation.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 #include <optional>
 
 #include "harness/backend.hpp"
@@ -176,8 +176,7 @@ validation_run validate(backend& be, runner& r, const configuration& c, referenc
     v.worst_at = {at.b, at.h, at.i};
   }
   v.row_tolerance = row_tolerance(p.type);
-  v.err_ok = e.ok(v.tolerance) && v.nonfinite_outputs == 0 &&
-             (v.worst_row < 0 || v.worst_row_err <= v.row_tolerance);
+  v.err_ok = e.ok(v.tolerance) && v.nonfinite_outputs == 0 && (v.worst_row < 0 || v.worst_row_err <= v.row_tolerance);
   if (ref.e2e_o.empty()) {
     v.e2e_rel_err = v.rel_err;  // fp32: the inputs are the originals
   } else {

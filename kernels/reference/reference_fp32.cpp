@@ -2,9 +2,9 @@
 
 #include <cblas.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <limits>
 
 #include "core/mask.hpp"

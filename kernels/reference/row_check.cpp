@@ -1,7 +1,7 @@
 #include "kernels/reference/row_check.hpp"
 
-#include <algorithm>
 #include <omp.h>
+#include <algorithm>
 
 #include "core/mask.hpp"
 

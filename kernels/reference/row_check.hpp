@@ -87,14 +87,14 @@ ATTN_HD row_verdict row_verdict_of(OAt o_at, std::int64_t d, const float* ref, b
 
 // The check of a whole output: what the entry records.
 struct full_check {
-  std::int64_t rows_total = 0;     // B * H * Nq: every row is scanned
-  std::int64_t rows_compared = 0;  // rows compared with the all-rows reference (0: scan only)
-  std::int64_t bad = 0;            // bad elements (non-finite outputs), over every row
-  std::int64_t bad_rows = 0;       // rows holding one
+  std::int64_t rows_total = 0;      // B * H * Nq: every row is scanned
+  std::int64_t rows_compared = 0;   // rows compared with the all-rows reference (0: scan only)
+  std::int64_t bad = 0;             // bad elements (non-finite outputs), over every row
+  std::int64_t bad_rows = 0;        // rows holding one
   std::int64_t first_bad_row = -1;  // flat row (b * H + h) * Nq + i, -1 when none
-  double worst_err = 0;            // max row error over the compared rows without a bad element
-  std::int64_t worst_row = -1;     // its row (the first of equal ones); -1 when none was compared
-  double lse_max_abs = 0;          // max |lse - ref_lse| over the compared rows
+  double worst_err = 0;             // max row error over the compared rows without a bad element
+  std::int64_t worst_row = -1;      // its row (the first of equal ones); -1 when none was compared
+  double lse_max_abs = 0;           // max |lse - ref_lse| over the compared rows
 };
 
 // Folds per-row verdicts (row r of verdicts is flat row r).

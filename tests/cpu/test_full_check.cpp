@@ -7,8 +7,8 @@
 // row (flash2) returns: the kernels are untouched.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <set>
@@ -108,9 +108,9 @@ TEST(full_check, host_scan_counts_every_bad_element) {
   o[41 * p.d + 3] = nan;  // row 41 (no keys: O must be 0, finite)
   o[41 * p.d + 9] = -inf;
   o[77 * p.d] = inf;
-  lse[30] = nan;   // has keys
-  lse[2] = 0.5f;   // no keys: must be -inf
-  lse[109] = -inf;  // has keys: must be finite
+  lse[30] = nan;           // has keys
+  lse[2] = 0.5f;           // no keys: must be -inf
+  lse[109] = -inf;         // has keys: must be finite
   o[90 * p.d + 1] += 1.f;  // finite but wrong: the worst row, not a bad element
   f = check_rows_host(p, o, lse, empty, ref.o, ref.lse);
   EXPECT_EQ(f.bad, 6);
@@ -268,8 +268,8 @@ TEST(full_check, one_wrong_row_fails_the_worst_row_gate) {
     m.time.rep_ms = {1.0};
     const result_entry r = make_result(config_of(row, p), m, model_of(row, p));
     EXPECT_EQ(console_line(r), entry_line(r.json));
-    const std::string where = fmt::format(" worst row 1.0e-02 at (b 0, h {}, row {}) ABOVE TOLERANCE", outside / p.Nq,
-                                          outside % p.Nq);
+    const std::string where =
+        fmt::format(" worst row 1.0e-02 at (b 0, h {}, row {}) ABOVE TOLERANCE", outside / p.Nq, outside % p.Nq);
     EXPECT_TRUE(console_line(r).ends_with(where)) << console_line(r);
   }
   // In the sample, 0.1 % off: pooled over 256 rows rel_err stays within 1e-4; the row does not.
@@ -322,7 +322,8 @@ TEST(full_check, entries_carry_the_new_fields) {
     EXPECT_NE(entry_schema_error(x), "") << key << " = " << bad.dump();
   }
   json old = e;
-  for (const char* k : {"rows_total", "rows_checked", "nonfinite_outputs", "worst_row_err", "worst_row", "row_tolerance"})
+  for (const char* k :
+       {"rows_total", "rows_checked", "nonfinite_outputs", "worst_row_err", "worst_row", "row_tolerance"})
     old.erase(k);
   EXPECT_EQ(entry_schema_error(old), "");
 }
