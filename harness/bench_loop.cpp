@@ -64,6 +64,12 @@ void validate_and_measure(backend& be, const configuration& c, reference_cache& 
   r->set_inputs(in);
   const validation_run v = validate(be, *r, c, cache);
   m.val = v.result;
+  // Bad output elements fail the entry (issue 30): nothing wrong is timed.
+  if (std::string why = validation_failure(c.p, v.result); !why.empty()) {
+    m.status = "failed";
+    m.message = std::move(why);
+    return;
+  }
   if (opt.profile) {
     profile_runner(be, *r, c.name);
     return;
@@ -117,6 +123,7 @@ measurement run_configuration(backend& be, const configuration& c, reference_cac
                               const sweep_options& opt) {
   if (!c.sup.ok) return skipped(c.sup.reason);
   cache.keep_only(c.p);  // frees what this problem does not share before free memory is read
+  be.keep_check_data(c.p);
   if (const support fits = admit(be, c); !fits.ok) return skipped(fits.reason);
   measurement m;
   try {

@@ -1,7 +1,8 @@
 // Runs an expanded sweep on one backend. Each configuration goes through
 // three steps, in order: admission (supported, and fits in memory:
-// admission.hpp), validation (make the runner, run once and compare with the
-// fp64 reference, cached per problem and math: validation.hpp) and
+// admission.hpp), validation (make the runner, run once, check every output
+// element and row, compare sampled rows with the fp64 reference, cached per
+// problem and math: validation.hpp; bad output elements fail the entry) and
 // measurement (warm-up and timing: timing.hpp; --profile instead runs it once
 // inside its NVTX range, untimed). The typed result (result_entry.hpp) gives
 // the JSON entry, appended to the results log at once, and the console line.

@@ -52,6 +52,24 @@ std::string entry_schema_error(const json& e) {
     return missing_or(e, "e2e_rel_err", "a number or null");
   if (e.contains("out_dtype") && (!e["out_dtype"].is_string() || e["out_dtype"].get_ref<const std::string&>().empty()))
     return missing_or(e, "out_dtype", "a non-empty string");
+  // Issue 30's fields (the check of every output), absent from older files: checked when present.
+  for (const char* k : {"rows_total", "rows_checked"})
+    if (e.contains(k) && !(e[k].is_number_integer() && e[k].get<std::int64_t>() >= 0))
+      return missing_or(e, k, "a non-negative integer");
+  if (e.contains("nonfinite_outputs") && !e["nonfinite_outputs"].is_null() &&
+      !(e["nonfinite_outputs"].is_number_integer() && e["nonfinite_outputs"].get<std::int64_t>() >= 0))
+    return missing_or(e, "nonfinite_outputs", "a non-negative integer or null");
+  if (e.contains("worst_row_err") && !(e["worst_row_err"].is_number() || e["worst_row_err"].is_null()))
+    return missing_or(e, "worst_row_err", "a number or null");
+  if (e.contains("row_tolerance") && !e["row_tolerance"].is_number()) return missing_or(e, "row_tolerance", "a number");
+  if (e.contains("worst_row") && !e["worst_row"].is_null()) {
+    const json& w = e["worst_row"];
+    if (!w.is_object()) return missing_or(e, "worst_row", "an object {b, h, i} or null");
+    for (const char* k : {"b", "h", "i"})
+      if (!w.contains(k) || !w[k].is_number_integer() || w[k].get<std::int64_t>() < 0)
+        return fmt::format("field 'worst_row.{}' is {}, expected a non-negative integer", k,
+                           w.contains(k) ? shown(w[k]) : "missing");
+  }
   if (e.contains("input_scales") && !e["input_scales"].is_null()) {
     const json& s = e["input_scales"];
     if (!s.is_object()) return missing_or(e, "input_scales", "an object {q, k, v} or null");

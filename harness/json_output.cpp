@@ -103,11 +103,32 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["tolerance"] = sweep_tolerance(p.type);
     e["err_ok"] = nullptr;
   }
+  // The check of every output (issue 30): rows_total and row_tolerance always; the rest
+  // once validated (also for an entry that failed on bad output elements).
+  e["rows_total"] = p.rows();
+  e["row_tolerance"] = m.val.checked ? m.val.row_tolerance : row_tolerance(p.type);
+  if (m.val.checked) {
+    e["rows_checked"] = m.val.rows_checked;
+    e["nonfinite_outputs"] = m.val.nonfinite_outputs;
+    const bool worst = m.val.worst_row >= 0;
+    e["worst_row_err"] = worst ? number_or_null(m.val.worst_row_err) : json(nullptr);
+    const row_position& at = m.val.worst_at;
+    e["worst_row"] = worst ? json{{"b", at.b}, {"h", at.h}, {"i", at.i}} : json(nullptr);
+  } else {
+    e["rows_checked"] = 0;
+    e["nonfinite_outputs"] = nullptr;
+    e["worst_row_err"] = nullptr;
+    e["worst_row"] = nullptr;
+  }
   // e4m3 entries only: the scales of the inputs it was validated on; null when none were made.
   if (p.type == dtype::e4m3)
     e["input_scales"] =
         m.val.scales ? json{{"q", m.val.scales->q}, {"k", m.val.scales->k}, {"v", m.val.scales->v}} : json(nullptr);
   return e;
+}
+
+std::string worst_row_text(double err, std::int64_t b, std::int64_t h, std::int64_t i) {
+  return fmt::format(" worst row {:.1e} at (b {}, h {}, row {})", err, b, h, i);
 }
 
 std::string entry_line(const json& e) {
@@ -122,8 +143,13 @@ std::string entry_line(const json& e) {
   const double e2e_err = num("e2e_rel_err"), rel = num("rel_err");
   const std::string e2e =
       std::isfinite(e2e_err) && std::isfinite(rel) && e2e_err != rel ? fmt::format(" (e2e {:.1e})", e2e_err) : "";
-  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{} {}", name, num("time_ms"),
-                     num("tflops"), num("gbps"), err, e2e, ok ? "ok" : "ABOVE TOLERANCE");
+  // A worst row above its tolerance (issue 30), as console_line prints it.
+  std::string worst;
+  if (e.contains("worst_row") && e["worst_row"].is_object() && num("worst_row_err") > num("row_tolerance"))
+    worst = worst_row_text(num("worst_row_err"), e["worst_row"].value("b", std::int64_t{0}),
+                           e["worst_row"].value("h", std::int64_t{0}), e["worst_row"].value("i", std::int64_t{0}));
+  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{}{} {}", name, num("time_ms"),
+                     num("tflops"), num("gbps"), err, e2e, worst, ok ? "ok" : "ABOVE TOLERANCE");
 }
 
 json assemble_results(const json& context, const std::vector<json>& entries) {

@@ -13,6 +13,9 @@
 
 namespace attnbench {
 
+// " worst row 3.1e-01 at (b 0, h 2, row 17)": a worst row above its tolerance in the console line.
+std::string worst_row_text(double err, std::int64_t b, std::int64_t h, std::int64_t i);
+
 // `model`: model_of(*c.row, c.p), computed once by the caller; the two-argument
 // form computes it.
 nlohmann::json make_entry(const configuration& c, const measurement& m,

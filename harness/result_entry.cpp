@@ -25,8 +25,14 @@ std::string console_line(const result_entry& r, bool profiled) {
   const std::string e2e = have_err && std::isfinite(m.val.e2e_rel_err) && m.val.e2e_rel_err != m.val.rel_err
                               ? fmt::format(" (e2e {:.1e})", m.val.e2e_rel_err)
                               : "";
-  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{} {}", r.name,
-                     f.timed ? f.time.median : NAN, finite(f.tflops), finite(f.gbps), err, e2e,
+  // A worst row above its tolerance (issue 30): where, as entry_line prints it from the JSON.
+  const validation_result& v = m.val;
+  const std::string worst =
+      v.checked && v.worst_row >= 0 && std::isfinite(v.worst_row_err) && v.worst_row_err > v.row_tolerance
+          ? worst_row_text(v.worst_row_err, v.worst_at.b, v.worst_at.h, v.worst_at.i)
+          : "";
+  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{}{} {}", r.name,
+                     f.timed ? f.time.median : NAN, finite(f.tflops), finite(f.gbps), err, e2e, worst,
                      m.val.checked && m.val.err_ok ? "ok" : "ABOVE TOLERANCE");
 }
 

@@ -13,6 +13,11 @@
 
 namespace attnbench {
 
+// A query row as (batch, head, row): flat row (b * H + h) * Nq + i.
+struct row_position {
+  std::int64_t b = -1, h = -1, i = -1;
+};
+
 // Accuracy of O (and lse) against the fp64 reference, checked before timing.
 struct validation_result {
   bool checked = false;
@@ -22,9 +27,21 @@ struct validation_result {
   std::optional<input_scales> scales;  // e4m3: the per-tensor scales of the inputs
   double max_abs_err = 0;
   double lse_err = 0;
-  std::int64_t checked_rows = 0;
+  std::int64_t checked_rows = 0;  // rows compared with the fp64 reference (the sample)
   double tolerance = 0;
-  bool err_ok = false;
+  bool err_ok = false;  // no bad element, rel_err <= tolerance and worst_row_err <= row_tolerance
+  // The check of every output (issue 30, validation.hpp): every row scanned; rows_checked
+  // rows with a measured error (every row against the backend's fp32 reference, or the
+  // fp64 sample alone when that reference did not fit); the worst of them.
+  std::int64_t rows_total = 0;  // B * H * Nq
+  std::int64_t rows_checked = 0;
+  std::int64_t nonfinite_outputs = 0;                               // bad elements of O and lse over every row
+  std::int64_t nonfinite_rows = 0;                                  // rows holding one
+  std::int64_t first_bad_row = -1;                                  // flat row of the first, -1 when none
+  double worst_row_err = std::numeric_limits<double>::quiet_NaN();  // max row rel-L2 error
+  std::int64_t worst_row = -1;                                      // its flat row, -1 when none
+  row_position worst_at;                                            // the same row as (b, h, i)
+  double row_tolerance = 0;                                         // what worst_row_err is held to
   std::int64_t counted_bytes = -1;  // runner.counted_bytes() of the validation run
 };
 

@@ -191,6 +191,8 @@ error_report compare_rows(const problem& p, std::span<const float> o, std::span<
   error_report e;
   double num = 0, den = 0, worst = -1;
   for (std::size_t r = 0; r < rows.size(); ++r) {
+    double row_num = 0, row_den = 0;
+    const std::int64_t bad_before = e.nonfinite;
     for (std::int64_t c = 0; c < p.d; ++c) {
       const double got = o[rows[r] * p.d + c], want = ref_o[r * p.d + c];
       if (!std::isfinite(got)) {
@@ -198,11 +200,20 @@ error_report compare_rows(const problem& p, std::span<const float> o, std::span<
         continue;
       }
       const double diff = std::fabs(got - want);
-      num += diff * diff;
-      den += want * want;
+      row_num += diff * diff;
+      row_den += want * want;
       if (diff > worst) {
         worst = diff;
         if (e.nonfinite == 0) e.first_bad_row = rows[r];
+      }
+    }
+    num += row_num;
+    den += row_den;
+    if (e.nonfinite == bad_before) {
+      const double row_err = row_den > 0 ? std::sqrt(row_num / row_den) : std::sqrt(row_num);
+      if (e.worst_row < 0 || row_err > e.worst_row_err) {
+        e.worst_row_err = row_err;
+        e.worst_row = rows[r];
       }
     }
     if (!ref_lse.empty() && !lse.empty()) {
@@ -244,6 +255,12 @@ double sweep_tolerance(dtype t) {
     case dtype::e4m3: return 0.0625;
   }
   return 0;
+}
+
+double row_tolerance(dtype t) {
+  // PROVISIONAL (issue 30): the pooled tolerance, per row; to be set from the measured
+  // worst rows of the same-precision unfused baselines.
+  return sweep_tolerance(t);
 }
 
 }  // namespace attnbench

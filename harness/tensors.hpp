@@ -82,6 +82,10 @@ struct error_report {
   double lse_max_abs = 0;  // max |lse - ref_lse| over finite entries (0 when not checked)
   std::int64_t nonfinite = 0;  // NaN/inf in O (or lse where ref is finite): never passes
   std::int64_t first_bad_row = -1;  // first row holding the max error or a non-finite value
+  // The worst row: max over the checked rows without a non-finite value of the row's
+  // ||O_r - ref_r||_2 / ||ref_r||_2 (||O_r - ref_r|| when ref_r is 0), and its flat row.
+  double worst_row_err = 0;
+  std::int64_t worst_row = -1;
   bool ok(double tol) const { return nonfinite == 0 && rel_l2 <= tol; }
 };
 
@@ -94,5 +98,7 @@ error_report compare_rows(const problem& p, std::span<const float> o, std::span<
 // Relative-L2 tolerance used by sweeps to flag a result (tests use their own);
 // e4m3: 2^-4, derived in tensors.cpp.
 double sweep_tolerance(dtype t);
+// What a sweep holds the worst row's relative error to (issue 30), derived in tensors.cpp.
+double row_tolerance(dtype t);
 
 }  // namespace attnbench

@@ -1,9 +1,15 @@
-// Validation: one run of a prepared runner on poisoned outputs, compared on
-// sampled rows with two fp64 references: on the rounded inputs the kernel was
-// given (its own error, rel_err, held to the dtype's tolerance) and on the
-// fp32 originals they were rounded from (the end-to-end error of the dtype,
-// e2e_rel_err). Inputs and reference rows are cached so that the variants,
-// tiles and masks of one shape share them.
+// Validation: one run of a prepared runner on poisoned outputs, then
+//  - every output checked (issue 30): every element of O and lse scanned for bad
+//    values (non-finite, or an lse other than -inf in a row without keys), and every
+//    row's relative error against an fp32 reference of all rows -- on the device by the
+//    cuda backend (backend::check_outputs, harness/cuda/device_check.hpp), on the host
+//    otherwise (kernels/reference/row_check.hpp, kernels/reference/reference_fp32.hpp);
+//  - sampled rows against two fp64 references: on the rounded inputs the kernel was
+//    given (its own error, rel_err, held to the dtype's tolerance) and on the fp32
+//    originals they were rounded from (the end-to-end error of the dtype, e2e_rel_err).
+// A bad element fails the entry (validation_failure); the worst row's error is held to
+// row_tolerance. Inputs and references are cached so that the variants, tiles and
+// masks of one shape share them.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +20,7 @@
 #include "harness/run_result.hpp"
 #include "harness/sweep.hpp"
 #include "harness/tensors.hpp"
+#include "kernels/reference/reference_fp32.hpp"
 
 namespace attnbench {
 
@@ -45,6 +52,11 @@ class reference_cache {
     std::vector<double> e2e_o;   // on originals(p), same rows; empty for fp32 (the same reference)
   };
   const rows_and_ref& reference(const problem& p, attention_math m);
+  // Every row in fp32 on the host (reference_fp32_all_rows) for p and m; null when it
+  // would need more than half of `free_bytes` (then only the fp64 sample is compared).
+  const reference_all_rows* all_rows(const problem& p, attention_math m, std::int64_t free_bytes);
+  // The rows of p without a visible key, [H * Nq] (kernels/reference/row_check.hpp).
+  const std::vector<std::uint8_t>& rows_without_keys(const problem& p);
   // Frees the cached data that does not belong to p.
   void keep_only(const problem& p);
 
@@ -55,6 +67,9 @@ class reference_cache {
   problem shape_{}, problem_{};
   std::unique_ptr<host_inputs> inputs_, originals_;  // originals_: null for fp32
   std::unique_ptr<rows_and_ref> refs_[2];
+  std::unique_ptr<reference_all_rows> all_rows_[2];
+  bool all_rows_tried_[2] = {false, false};
+  std::unique_ptr<std::vector<std::uint8_t>> empty_rows_;
 };
 
 struct validation_run {
@@ -64,5 +79,10 @@ struct validation_run {
 
 // r has its inputs set. Throws backend_error (wrong output size, backend failures).
 validation_run validate(backend& be, runner& r, const configuration& c, reference_cache& cache);
+
+// Empty when the validated run may be timed; else why its entry fails: bad output
+// elements, e.g. "non-finite outputs: 4160 elements in 64 rows of 32768, the first at
+// (b 0, h 3, row 1984)".
+std::string validation_failure(const problem& p, const validation_result& v);
 
 }  // namespace attnbench

@@ -377,3 +377,6 @@ if(NOT ab_emu_san STREQUAL "thread")
 endif()
 
 include(${ab_emu_dir}/flash3/tests.cmake OPTIONAL)
+
+# Issue 30: the cuda backend's check of every output, and its two negative controls.
+include(${ab_emu_dir}/full_check/full_check.cmake)

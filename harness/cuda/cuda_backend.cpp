@@ -21,6 +21,7 @@
 #include "core/cuda/device_buffer.cuh"
 #include "harness/backend.hpp"
 #include "harness/cuda/ceiling_kernels.hpp"
+#include "harness/cuda/device_check.hpp"
 #include "harness/cuda/device_wait.hpp"
 #include "harness/cuda_module.hpp"
 #include "harness/datasheet.hpp"
@@ -173,6 +174,16 @@ class cuda_backend final : public backend {
   }
   void range_pop() override { nvtxDomainRangePop(domain_); }
 
+  // Every output of a device runner checked on the device (harness/cuda/device_check.hpp);
+  // a runner that is not one (none today) is left to the harness's host check.
+  std::optional<full_check> check_outputs(runner& r, const host_inputs& in, attention_math m,
+                                          std::span<const std::uint8_t> rows_without_keys) override {
+    const auto* dr = dynamic_cast<const device_runner*>(&r);
+    if (!dr) return std::nullopt;
+    return checker_.check(*dr, in, m, rows_without_keys, free_memory_bytes());
+  }
+  void keep_check_data(const problem& p) override { checker_.keep_only(p); }
+
  private:
   nlohmann::json device_info() const {
     int driver = 0, runtime = 0, cub_major = 0, cub_minor = 0, cub_patch = 0;
@@ -322,6 +333,7 @@ class cuda_backend final : public backend {
   std::optional<event_pair> events_;  // created once a device is known
   nvtxDomainHandle_t domain_ = nullptr;
   nlohmann::json measured_;
+  device_output_check checker_;  // keeps the fp32 reference of the last problem
 };
 
 }  // namespace

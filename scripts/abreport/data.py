@@ -50,6 +50,15 @@ class Entry:
     # file does not record them (older files) or holds null.
     e2e_rel_err: Optional[float] = None
     out_dtype: Optional[str] = None  # dtype of O (bf16 for e4m3 entries)
+    # The check of every output (issue 30): rows whose error was measured (every row against the
+    # backend's fp32 reference, or the fp64 sample), bad elements the scan of every row found, the
+    # worst row's relative error, its (b, h, i) and its tolerance. None in files written before.
+    rows_total: Optional[int] = None
+    rows_checked: Optional[int] = None
+    nonfinite_outputs: Optional[int] = None
+    worst_row_err: Optional[float] = None
+    worst_row: Optional[tuple[int, int, int]] = None
+    row_tolerance: Optional[float] = None
     input_scales: Optional[tuple[float, float, float]] = None  # per-tensor e4m3 scales (q, k, v)
     dram_bytes_measured: Optional[float] = None
     l2_bytes_measured: Optional[float] = None

@@ -77,8 +77,35 @@ def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
     kw["e2e_rel_err"] = c.number("e2e_rel_err", required=False, nonneg=True, nullable=True)
     kw["out_dtype"] = c.string("out_dtype", required=False) if obj.get("out_dtype") is not None else None
     kw["input_scales"] = _input_scales(c, obj.get("input_scales"))
+    for k in ("rows_total", "rows_checked", "nonfinite_outputs"):
+        kw[k] = _count(c, k)
+    kw["worst_row_err"] = c.number("worst_row_err", required=False, nonneg=True, nullable=True)
+    kw["row_tolerance"] = c.number("row_tolerance", required=False, nonneg=True, nullable=True)
+    kw["worst_row"] = _worst_row(c, obj.get("worst_row"))
     return Entry(run=run, group=group, error_message=msg if isinstance(msg, str) else "",
                  **s, **ints, **kw, **kw_peer, raw=obj)
+
+
+def _count(c: _Checker, key: str, required: bool = False) -> Optional[int]:
+    """A non-negative integer field; None when absent or null (unless required)."""
+    v = c.number(key, required=required, nonneg=True, nullable=not required)
+    if v is None:
+        return None
+    if v != int(v):
+        raise c.fail(key, f"expected a non-negative integer, got {v}")
+    return int(v)
+
+
+def _worst_row(c: _Checker, obj: Any) -> Optional[tuple[int, int, int]]:
+    """The worst row {"b", "h", "i"} (issue 30); None when absent or null."""
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise c.fail("worst_row", f"expected an object with b, h, i, got {_describe(obj)}")
+    wc = _Checker(c.file, c._path("worst_row"), obj)
+    b, h, i = (_count(wc, k, required=True) for k in ("b", "h", "i"))
+    assert b is not None and h is not None and i is not None
+    return (b, h, i)
 
 
 def _input_scales(c: _Checker, obj: Any) -> Optional[tuple[float, float, float]]:

@@ -22,7 +22,7 @@ const char* const entry_fields[] = {
     "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc", "flops", "flops_executed", "bytes", "bytes_min",
     "bytes_counted", "time_ms", "time_ms_min", "time_ms_max", "time_cv", "tflops", "gbps",
     "intensity", "rel_err", "e2e_rel_err", "max_abs_err", "lse_err", "checked_rows", "tolerance", "err_ok",
-    "out_dtype"};
+    "out_dtype", "rows_total", "rows_checked", "nonfinite_outputs", "worst_row_err", "worst_row", "row_tolerance"};
 
 std::vector<configuration> tiny(const std::vector<variant>& rows, std::vector<std::string> names,
                                 const char* masks = "none,causal") {
@@ -103,10 +103,14 @@ TEST(json_output, skipped_failed_and_nan_entries) {
   EXPECT_EQ(unsup["error_message"], "test row: no local masks");
   EXPECT_TRUE(unsup["time_ms"].is_null());
   EXPECT_TRUE(unsup["rel_err"].is_null());
+  // A non-finite output fails the entry (issue 30), validated but never timed.
   const json& nan = by["t_nan" + tail + "none/Br:16/Bc:16"];
-  EXPECT_EQ(nan["status"], "ok");
+  EXPECT_EQ(nan["status"], "failed");
+  EXPECT_EQ(nan["error_message"], "non-finite outputs: 1 element in 1 row of 160, the first at (b 0, h 0, row 0)");
   EXPECT_TRUE(nan["rel_err"].is_null());
   EXPECT_EQ(nan["err_ok"], false);
+  EXPECT_EQ(nan["nonfinite_outputs"], 1);
+  EXPECT_TRUE(nan["time_ms"].is_null());
   const json& fail = by["t_fail" + tail + "none/Br:16/Bc:16"];
   EXPECT_EQ(fail["status"], "failed");
   EXPECT_EQ(fail["error_message"], "test row: launch failed");

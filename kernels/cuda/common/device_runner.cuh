@@ -28,6 +28,18 @@ class device_runner : public runner {
   // (what this base allocates).
   static std::int64_t base_memory_bytes(const problem& p);
 
+  // The device tensors, read by the cuda backend's check of every output row (issue 30,
+  // harness/cuda/device_check.hpp): Q, K, V in p.type (e4m3: the codes), O in
+  // output_dtype(p.type) as the last run left it, lse (null when the row writes none).
+  struct device_tensors {
+    const void *q, *k, *v, *o;
+    const float* lse;
+  };
+  device_tensors tensors() const {
+    return {q_.get(), k_.get(), v_.get(), o_.get(), writes_lse_ ? lse_.get<const float>() : nullptr};
+  }
+  const problem& problem_run() const { return p_; }
+
  protected:
   problem p_;
   bool writes_lse_;

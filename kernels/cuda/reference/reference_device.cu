@@ -15,6 +15,7 @@ namespace {
 
 constexpr int warps_per_block = 4;
 constexpr int max_d_per_lane = 8;  // d <= 256
+constexpr int key_tile = 32, x_slab = 32;  // pass 1's staged tile of K
 
 __device__ inline float warp_sum(float x) {
   for (int off = 16; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
@@ -27,23 +28,39 @@ template <class T>
 __global__ void __launch_bounds__(32 * warps_per_block)
     reference_softmax_kernel(problem p, const T* q, const T* k, const T* v, float* o, float* lse) {
   __shared__ float qs[warps_per_block][256];
+  __shared__ float ks[warps_per_block][key_tile][x_slab + 1];  // +1: lanes read distinct banks
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t row = std::int64_t(blockIdx.x) * warps_per_block + warp;
   if (row >= p.rows()) return;
   const std::int64_t d = p.d, z = row / p.Nq, i = row % p.Nq;
-  const std::int64_t kvz = (z / p.H) * p.Hkv + (z % p.H) / p.group();
+  const std::int64_t h = z % p.H, kvz = (z / p.H) * p.Hkv + h / p.group();
   const T* kh = k + kvz * p.Nkv * d;
   const T* vh = v + kvz * p.Nkv * d;
   const float scale = 1.f / sqrtf(static_cast<float>(d));
   for (std::int64_t x = lane; x < d; x += 32) qs[warp][x] = to_float(q[row * d + x]);
   __syncwarp();
 
-  // Pass 1: online max and sum over the visible keys, lanes split the keys.
+  // Pass 1: online max and sum over the visible keys, lanes split the keys: lane t owns
+  // key j0 + t of each tile of 32, whose rows the warp stages through shared memory in
+  // slabs of 32 elements (coalesced loads; each lane then reads its own key's slab).
+  // The score is summed over x in order, as a lane reading K itself would.
   float m = -INFINITY, l = 0.f;
-  for (std::int64_t j = lane; j < p.Nkv; j += 32) {
-    if (!is_visible(p, i, j)) continue;
+  for (std::int64_t j0 = 0; j0 < p.Nkv; j0 += key_tile) {
+    const std::int64_t j = j0 + lane;
+    const bool visible = j < p.Nkv && is_visible(p, h, i, j);
+    if (!__any_sync(0xffffffffu, visible)) continue;  // a tile no key of which is visible
+    const int keys = p.Nkv - j0 < key_tile ? static_cast<int>(p.Nkv - j0) : key_tile;
     float s = 0.f;
-    for (std::int64_t x = 0; x < d; ++x) s += qs[warp][x] * to_float(kh[j * d + x]);
+    for (std::int64_t x0 = 0; x0 < d; x0 += x_slab) {
+      const int w = d - x0 < x_slab ? static_cast<int>(d - x0) : x_slab;
+      for (int c = 0; c < keys; ++c)
+        if (lane < w) ks[warp][c][lane] = to_float(kh[(j0 + c) * d + x0 + lane]);
+      __syncwarp();
+      if (visible)
+        for (int x = 0; x < w; ++x) s += qs[warp][x0 + x] * ks[warp][lane][x];
+      __syncwarp();
+    }
+    if (!visible) continue;
     s *= scale;
     if (s > m) {
       l = (m == -INFINITY ? 0.f : l * expf(m - s)) + 1.f;
@@ -66,7 +83,7 @@ __global__ void __launch_bounds__(32 * warps_per_block)
   float acc[max_d_per_lane] = {};
   if (l > 0.f) {
     for (std::int64_t j = 0; j < p.Nkv; ++j) {
-      if (!is_visible(p, i, j)) continue;
+      if (!is_visible(p, h, i, j)) continue;
       float part = 0.f;
       for (std::int64_t x = lane; x < d; x += 32) part += qs[warp][x] * to_float(kh[j * d + x]);
       const float w = expf(warp_sum(part) * scale - m) / l;
@@ -158,12 +175,30 @@ device_buffer upload(const std::vector<float>& src, cudaStream_t st) {
 
 }  // namespace
 
+device_mask mask_on_device(const problem& p, cudaStream_t st) {
+  device_mask out{p, {}, {}};
+  if (!p.mask.has_sparse()) return out;
+  sparse_terms t = *p.mask.sparse;
+  if (t.layout_block > 0 && t.layout) {
+    const auto bytes = static_cast<std::size_t>(t.layout_heads * t.layout_rows * t.layout_cols);
+    out.layout = device_buffer(bytes);
+    ATTN_CUDA_CHECK(cudaMemcpyAsync(out.layout.get(), t.layout, bytes, cudaMemcpyHostToDevice, st));
+    t.layout = out.layout.get<const std::uint8_t>();
+  }
+  out.terms = device_buffer(sizeof t);
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(out.terms.get(), &t, sizeof t, cudaMemcpyHostToDevice, st));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(st));  // t is a local
+  out.p.mask.sparse = out.terms.get<const sparse_terms>();
+  return out;
+}
+
 host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in) {
   // e4m3 inputs arrive as code x scale (host_inputs): exact in fp32, so the
   // reference reads them as fp32 tensors.
-  problem p = in.p;
-  if (p.type == dtype::e4m3) p.type = dtype::fp32;
   const cudaStream_t st = stream();
+  const device_mask mask = mask_on_device(in.p, st);
+  problem p = mask.p;
+  if (p.type == dtype::e4m3) p.type = dtype::fp32;
   host_outputs out;
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);

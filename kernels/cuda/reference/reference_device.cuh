@@ -3,15 +3,22 @@
 // checked against this one on small shapes).
 //
 // One warp per query row. Softmax: pass 1, lanes take keys j = lane, lane+32,
-// ... and keep an online (max, sum) of the visible scores; pass 2 walks the
-// visible keys in order, the warp computing each score together (lanes split
-// d) and accumulating p * v_j into lanes' slices of the output row. Linear:
+// ... and keep an online (max, sum) of the visible scores (each tile of 32 keys
+// staged through shared memory in slabs of 32 elements, so K is read coalesced;
+// a tile without a visible key is skipped); pass 2 walks the visible keys in
+// order, the warp computing each score together (lanes split d) and
+// accumulating p * v_j into lanes' slices of the output row. Visibility of
+// query head h (per-head layouts); sparse terms must be in device memory.
+// Cost (issue 30, estimated for an H200; never measured): pass 1 ~2 d / 32
+// warp instructions per key of a visible tile, pass 2 ~(3 d / 32 + 12) per
+// visible key, i.e. ~6 d FLOPs per visible pair at ~10-17 SM cycles per pair. Linear:
 // one pass over the visible keys, accumulating w_j = phi(q).phi(k_j) times
 // [v_j, 1]. Inputs in p.type, arithmetic and outputs in fp32.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include "core/cuda/device_buffer.cuh"
 #include "core/variant.hpp"
 
 namespace attnbench::cuda {
@@ -24,6 +31,15 @@ void reference_softmax_fp32_device(const problem& p, const void* q, const void* 
 // Linear attention (phi = elu + 1), masks none and causal; lse is not written.
 void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v,
                                   float* o, cudaStream_t st);
+
+// The sparse terms of a problem (and a block layout's bits) copied to the device:
+// `p` with mask.sparse pointing at the copy, which lives as long as this object.
+// Problems without sparse terms are kept as they are.
+struct device_mask {
+  problem p;
+  device_buffer terms, layout;
+};
+device_mask mask_on_device(const problem& p, cudaStream_t st);
 
 // Convenience for tests: uploads in.q/k/v (rounded to in.p.type), runs the
 // reference for `math` and returns O (and lse for softmax) in fp32.
