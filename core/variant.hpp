@@ -70,6 +70,9 @@ class runner {
   // Global-memory bytes moved by the last run() as counted by the kernel itself
   // (CPU backend); -1 when the backend does not count.
   virtual std::int64_t counted_bytes() const { return -1; }
+  // Exponentials (exp, exp2) the last run() executed, as counted by the kernel
+  // itself (CPU backend); -1 when the backend does not count.
+  virtual std::int64_t counted_exps() const { return -1; }
 };
 
 // The analytical model of one run (docs/models.md): computed in one walk.
@@ -77,6 +80,11 @@ struct model_figures {
   double flops = 0;           // useful FLOPs: 4 d per visible pair (softmax)
   double flops_executed = 0;  // FLOPs the algorithm performs, masked work included
   double bytes = 0;           // modeled global-memory traffic at the row's tile sizes
+  // Exponentials (exp, exp2: the multi-function units' work on a GPU) the algorithm
+  // executes: softmax one per computed score plus the per-row rescales of a tiled
+  // kernel, linear attention's elu + 1 one per feature element (docs/models.md,
+  // "Exponentials"). The third roof: exps / exp rate bounds the time from below.
+  double exps = 0;
 };
 
 // Roles a row plays in sweeps and charts.

@@ -103,7 +103,8 @@ ATTNBENCH_CLONES float row_max(const float* x, std::int64_t n) {
   return m;
 }
 
-ATTNBENCH_CLONES float exp_sub_sum(float* x, std::int64_t n, float m) {
+ATTNBENCH_CLONES float exp_sub_sum(float* x, std::int64_t n, float m, exp_counter& exps) {
+  exps.add(n);
   float s = 0;
 #pragma omp simd reduction(+ : s)
   for (std::int64_t j = 0; j < n; ++j) {
@@ -118,7 +119,8 @@ ATTNBENCH_CLONES void scale(float* x, std::int64_t n, float a) {
   for (std::int64_t j = 0; j < n; ++j) x[j] *= a;
 }
 
-ATTNBENCH_CLONES void elu1(float* x, std::int64_t n) {
+ATTNBENCH_CLONES void elu1(float* x, std::int64_t n, exp_counter& exps) {
+  exps.add(n);
 #pragma omp simd
   for (std::int64_t j = 0; j < n; ++j) x[j] = x[j] > 0 ? x[j] + 1.0f : exp_approx(x[j]);
 }
@@ -179,7 +181,7 @@ cpu_runner::cpu_runner(const problem& p, bool writes_lse)
       v_(p.kv_elems()),
       o_(p.o_elems()),
       lse_(writes_lse ? p.rows() : 0) {
-  bytes_.reset();
+  reset_counters();
 }
 
 void cpu_runner::set_inputs(const host_inputs& in) {

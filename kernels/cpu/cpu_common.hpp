@@ -63,6 +63,14 @@ inline void fill_store(float* global, float value, std::int64_t n, byte_counter&
   c.add(elem * n);
 }
 
+// ---- exponential counting ---------------------------------------------------------------
+// The exponentials a kernel executes (exp_approx, exp_approx16 lanes of real rows and keys,
+// std::exp), counted per thread as bytes are and reported by runner::counted_exps; tests hold
+// them to the model's exps (kernels/models/models.hpp). The count is added where the
+// exponentials are computed: in the row operations below (an exp_counter argument) and by the
+// tile_softmax functions' return value.
+using exp_counter = byte_counter;
+
 // ---- tile products (row-major, single-threaded; tile_gemm.hpp) ---------------------
 // C[m x n] = alpha * A[m x k] * B[n x k]^T + beta * C
 void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
@@ -92,11 +100,11 @@ class blas_single_thread {
 
 // ---- row operations (vectorised; dispatched on the CPU's ISA at load time) --------
 float row_max(const float* x, std::int64_t n);  // -inf for n == 0
-// x[j] = exp(x[j] - m) for finite m (exp(-inf) = 0); returns the sum.
-float exp_sub_sum(float* x, std::int64_t n, float m);
+// x[j] = exp(x[j] - m) for finite m (exp(-inf) = 0); returns the sum. n exps.
+float exp_sub_sum(float* x, std::int64_t n, float m, exp_counter& exps);
 void scale(float* x, std::int64_t n, float a);
-// x[j] = elu(x[j]) + 1
-void elu1(float* x, std::int64_t n);
+// x[j] = elu(x[j]) + 1. n exps (vectorised: the exp of every element, then a select).
+void elu1(float* x, std::int64_t n, exp_counter& exps);
 float sum(const float* x, std::int64_t n);
 // x[j] = bf16(x[j]) (round to nearest even; infinities and NaN unchanged): O
 // written in bf16 (output_dtype of bf16 and e4m3), kept as floats.
@@ -158,11 +166,18 @@ class cpu_runner : public runner {
   void poison_outputs() override;
   host_outputs get_outputs() override;
   std::int64_t counted_bytes() const override { return bytes_.total(); }
+  std::int64_t counted_exps() const override { return exps_.total(); }
 
  protected:
+  // Zeroes both counters: the first thing every run() does.
+  void reset_counters() {
+    bytes_.reset();
+    exps_.reset();
+  }
   problem p_;
   std::vector<float> q_, k_, v_, o_, lse_;
   byte_counter bytes_;
+  exp_counter exps_;
 };
 
 // Runners of each algorithm (one file each).

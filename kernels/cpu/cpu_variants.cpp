@@ -37,10 +37,10 @@ std::int64_t linear_workspace(const problem& p) {
          (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
 }
 
-template <double (*executed)(const problem&), double (*bytes)(const problem&),
+template <double (*executed)(const problem&), double (*bytes)(const problem&), double (*exps)(const problem&),
           double (*useful)(const problem&) = model_flops_softmax>
 model_figures cpu_model(const problem& p) {
-  return {useful(p), executed(p), bytes(p)};
+  return {useful(p), executed(p), bytes(p), exps(p)};
 }
 
 const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
@@ -60,7 +60,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .summary = "S = QK^T and P = softmax(S) materialised in memory, then O = PV",
       .caps = fp32_softmax,
       .tags = {tag::baseline, tag::unfused},
-      .model = cpu_model<model_flops_executed_naive, model_bytes_naive>,
+      .model = cpu_model<model_flops_executed_naive, model_bytes_naive, model_exps_naive>,
       .memory_bytes = cpu_memory<false, score_bytes>,
       .make_runner = cpu::make_naive_runner,
   });
@@ -69,7 +69,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .summary = "copies K/V to H heads (GQA baseline), then naive",
       .caps = {.dtypes = {dtype::fp32}, .gqa_only = true},
       .tags = {tag::unfused, tag::gqa},
-      .model = cpu_model<model_flops_executed_naive, model_bytes_naive_gqa_expand>,
+      .model = cpu_model<model_flops_executed_naive, model_bytes_naive_gqa_expand, model_exps_naive>,
       .memory_bytes = cpu_memory<false, expand_workspace>,
       .make_runner = cpu::make_naive_gqa_expand_runner,
   });
@@ -78,7 +78,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .summary = "FlashAttention-1: KV-outer loop, O/l/m read and written per block",
       .caps = fp32_softmax,
       .tags = {tag::fused, tag::tiled},
-      .model = cpu_model<model_flops_executed_flash1, model_bytes_flash1>,
+      .model = cpu_model<model_flops_executed_flash1, model_bytes_flash1, model_exps_flash1>,
       .memory_bytes = cpu_memory<false, flash1_workspace>,
       .make_runner = cpu::make_flash1_runner,
   });
@@ -88,7 +88,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .writes_lse = true,
       .caps = flash2_softmax,
       .tags = {tag::fused, tag::tiled},
-      .model = cpu_model<model_flops_executed_flash2, model_bytes_flash2>,
+      .model = cpu_model<model_flops_executed_flash2, model_bytes_flash2, model_exps_flash2>,
       .memory_bytes = cpu_memory<true, no_workspace>,
       .make_runner = cpu::make_flash2_runner,
   });
@@ -104,7 +104,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
             return support::no(fmt::format("mask {} has no local/global sparsity; flash2 covers it",
                                            to_string(p.mask)));
           },
-      .model = cpu_model<model_flops_executed_sparse, model_bytes_sparse>,
+      .model = cpu_model<model_flops_executed_sparse, model_bytes_sparse, model_exps_sparse>,
       .memory_bytes = cpu_memory<true, no_workspace>,
       .make_runner = cpu::make_sparse_runner,
   });
@@ -114,7 +114,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .summary = "linear attention, elu+1 features: K^T V state (non-causal), chunked prefix (causal)",
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
       .tags = {tag::fused},
-      .model = cpu_model<model_flops_executed_linear, model_bytes_linear, model_flops_linear>,
+      .model = cpu_model<model_flops_executed_linear, model_bytes_linear, model_exps_linear, model_flops_linear>,
       .memory_bytes = cpu_memory<false, linear_workspace>,
       .make_runner = cpu::make_linear_runner,
   });

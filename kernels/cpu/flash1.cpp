@@ -42,7 +42,7 @@ class flash1_runner final : public cpu_runner {
     const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::int64_t nq = num_q_tiles(p), tasks = nq * p.B * p.H;
-    bytes_.reset();
+    reset_counters();
     blas_single_thread blas;
 #pragma omp parallel if (worth_threads(p))
     {
@@ -84,7 +84,7 @@ class flash1_runner final : public cpu_runner {
           tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qs, Br, st, Br, {});  // S^T = K Q^T
           if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
             for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, h, r0 + r, c0, st + r, Br, cols, neg_inf);
-          block_softmax_columns(st, cols, Br, rows, m_blk, l_blk);
+          std::int64_t n_exp = block_softmax_columns(st, cols, Br, rows, m_blk, l_blk);
           for (std::int64_t r = 0; r < rows; ++r) {
             if (m_blk[r] == neg_inf) {  // nothing visible in this block: O, l, m unchanged
               o_scale[r] = 1.0f;
@@ -92,8 +92,8 @@ class flash1_runner final : public cpu_runner {
               continue;
             }
             const float m_new = std::max(ms[r], m_blk[r]);
-            const float a_old = ms[r] == neg_inf ? 0.0f : std::exp(ms[r] - m_new);
-            const float a_blk = std::exp(m_blk[r] - m_new);
+            const float a_old = ms[r] == neg_inf ? 0.0f : (++n_exp, std::exp(ms[r] - m_new));
+            const float a_blk = (++n_exp, std::exp(m_blk[r] - m_new));
             const float l_new = a_old * ls[r] + a_blk * l_blk[r];
             // O_i = (l a_old O_i + a_blk P~ V_j) / l_new: both factors go to
             // the product's epilogue so one pass finishes the update.
@@ -102,6 +102,7 @@ class flash1_runner final : public cpu_runner {
             ls[r] = l_new;
             ms[r] = m_new;
           }
+          exps_.add(n_exp);
           tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, os, d,
                     {.accumulate = true, .c_row_scale = o_scale, .ab_row_scale = pv_scale});
           store(o_.data() + q_offset(p, b, h, r0), os, rows * d, bytes_);

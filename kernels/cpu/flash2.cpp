@@ -36,7 +36,7 @@
 namespace attnbench::cpu {
 
 void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                    float* lse, byte_counter& bytes, const kv_tile_list& tiles) {
+                    float* lse, byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -72,7 +72,7 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
         tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, qt_buf, Br, st, Br, {});
         if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
           for (std::int64_t r = 0; r < rows; ++r) mask_strided(p, h, r0 + r, c0, st + r, Br, cols, neg_inf);
-        online_softmax_columns(st, cols, Br, rows, m, l, alpha);
+        exps.add(online_softmax_columns(st, cols, Br, rows, m, l, alpha));
         // l took the unrounded P; P V takes e4m3(2^8 P), so acc carries the 2^8.
         if (fp8 && rows == Br)
           offset_round_e4m3(st, cols * Br);  // a full tile: one contiguous pass
@@ -108,8 +108,8 @@ class flash2_runner final : public cpu_runner {
   flash2_runner(const problem& p, bool writes_lse)
       : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::causal_bound)) {}
   void run() override {
-    bytes_.reset();
-    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, tiles_);
+    reset_counters();
+    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, tiles_);
   }
 
  private:

@@ -9,8 +9,9 @@ namespace attnbench::cpu {
 // O (and lse) for every query row; query tile qt of head h visits the key
 // tiles of tiles.view() (core/tiles.hpp make_kv_tile_list: the causal bound
 // for flash2, exactly the tiles with a visible pair for sparse; built by the
-// runner outside run()), masked element-wise where not fully visible.
+// runner outside run()), masked element-wise where not fully visible. Adds the bytes it
+// moves to `bytes` and the exps it executes to `exps`.
 void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                    float* lse, byte_counter& bytes, const kv_tile_list& tiles);
+                    float* lse, byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles);
 
 }  // namespace attnbench::cpu

@@ -33,7 +33,7 @@ class linear_runner final : public cpu_runner {
         state_((p.d * p.d + p.d) * p.B * p.Hkv * states_per_head_) {}
 
   void run() override {
-    bytes_.reset();
+    reset_counters();
     blas_single_thread blas;
     state_pass();
     if (causal_)
@@ -71,7 +71,7 @@ class linear_runner final : public cpu_runner {
           const std::int64_t cols = kv_tile_cols(p, c);
           load(ks, k_.data() + kv_offset(p, b, hkv, c * p.Bc), cols * d, bytes_);
           load(vs, v_.data() + kv_offset(p, b, hkv, c * p.Bc), cols * d, bytes_);
-          elu1(ks, cols * d);
+          elu1(ks, cols * d, exps_);
           gemm_tn(d, d, cols, 1.0f, ks, d, vs, d, 1.0f, st, d);  // S += phi(K)^T V
           for (std::int64_t j = 0; j < cols; ++j)                  // z += sum_j phi(k_j)
             for (std::int64_t x = 0; x < d; ++x) st[d * d + x] += ks[j * d + x];
@@ -102,7 +102,7 @@ class linear_runner final : public cpu_runner {
         const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * p.Br;
         load(st, state(b, p.kv_head(h), 0), state_elems(), bytes_);
         load(qs, q_.data() + q_offset(p, b, h, r0), rows * d, bytes_);
-        elu1(qs, rows * d);
+        elu1(qs, rows * d, exps_);
         gemm_nn(rows, d, d, 1.0f, qs, d, st, d, 0.0f, num, d);          // phi(Q) S
         gemm_nn(rows, 1, d, 1.0f, qs, d, st + d * d, 1, 0.0f, den, 1);  // phi(Q) z
         normalise(num, den, rows, d);
@@ -140,8 +140,8 @@ class linear_runner final : public cpu_runner {
         load(qs, q_.data() + q_offset(p, b, h, rws.lo), rows * d, bytes_);
         load(ks, k_.data() + kv_offset(p, b, hkv, c0), cols * d, bytes_);
         load(vs, v_.data() + kv_offset(p, b, hkv, c0), cols * d, bytes_);
-        elu1(qs, rows * d);
-        elu1(ks, cols * d);
+        elu1(qs, rows * d, exps_);
+        elu1(ks, cols * d, exps_);
         // Inter-chunk: phi(Q) S_c and phi(Q) z_c.
         gemm_nn(rows, d, d, 1.0f, qs, d, st, d, 0.0f, num, d);
         gemm_nn(rows, 1, d, 1.0f, qs, d, st + d * d, 1, 0.0f, den, 1);

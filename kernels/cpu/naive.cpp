@@ -17,7 +17,7 @@
 namespace attnbench::cpu {
 
 void naive_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                   float* s, float* pm, byte_counter& bytes) {
+                   float* s, float* pm, byte_counter& bytes, exp_counter& exps) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc, Nkv = p.Nkv;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -59,7 +59,7 @@ void naive_forward(const problem& p, const float* q, const float* k, const float
         if (mx == neg_inf) {
           std::fill(row, row + Nkv, 0.0f);
         } else {
-          scale(row, Nkv, 1.0f / exp_sub_sum(row, Nkv, mx));
+          scale(row, Nkv, 1.0f / exp_sub_sum(row, Nkv, mx, exps));
         }
         store(pm + score_row(b, h, i), row, Nkv, bytes);
       }
@@ -92,8 +92,8 @@ class naive_runner final : public cpu_runner {
   naive_runner(const problem& p, bool writes_lse)
       : cpu_runner(p, writes_lse), s_(p.B * p.H * p.Nq * p.Nkv), pm_(s_.size()) {}
   void run() override {
-    bytes_.reset();
-    naive_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), s_.data(), pm_.data(), bytes_);
+    reset_counters();
+    naive_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), s_.data(), pm_.data(), bytes_, exps_);
   }
 
  private:

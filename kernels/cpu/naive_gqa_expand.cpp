@@ -25,10 +25,10 @@ class naive_gqa_expand_runner final : public cpu_runner {
         pm_(s_.size()) {}
 
   void run() override {
-    bytes_.reset();
+    reset_counters();
     expand();
     naive_forward(pe_, q_.data(), ke_.data(), ve_.data(), o_.data(), s_.data(), pm_.data(),
-                  bytes_);
+                  bytes_, exps_);
   }
 
  private:

@@ -18,8 +18,8 @@ class sparse_runner final : public cpu_runner {
   sparse_runner(const problem& p, bool writes_lse)
       : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::visible)) {}
   void run() override {
-    bytes_.reset();
-    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, tiles_);
+    reset_counters();
+    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, tiles_);
   }
 
  private:

@@ -105,14 +105,18 @@ void softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t
 
 }  // namespace
 
-void online_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                            float* m, float* l, float* alpha) {
+// Both paths (AVX-512 and scalar) exponentiate every score of the tile's real rows
+// and, online, one alpha per row; lanes past `rows` in the last vector are not counted.
+std::int64_t online_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
+                                    float* m, float* l, float* alpha) {
   softmax_columns<true>(st, cols, ld, rows, m, l, alpha);
+  return rows * (cols + 1);
 }
 
-void block_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                           float* m_blk, float* l_blk) {
+std::int64_t block_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
+                                   float* m_blk, float* l_blk) {
   softmax_columns<false>(st, cols, ld, rows, m_blk, l_blk, nullptr);
+  return rows * cols;
 }
 
 }  // namespace attnbench::cpu

@@ -16,4 +16,6 @@ double model_flops_softmax(const problem& p) {
 
 double model_bytes_min(const problem& p) { return static_cast<double>(io_bytes(p)); }
 
+double model_exps_min(const problem& p) { return static_cast<double>(visible_pairs_per_batch(p)) * p.B; }
+
 }  // namespace attnbench

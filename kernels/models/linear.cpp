@@ -69,6 +69,34 @@ double model_flops_executed_linear(const problem& p) {
   return f;
 }
 
+double model_exps_linear(const problem& p) {
+  // elu1 on each K chunk the state pass walks (per KV head); non-causal on each query row,
+  // causal on each chunk's query rows and on its K keys again (per query head).
+  const std::int64_t state = p.B * p.Hkv * linear_state_keys(p) * p.d;
+  std::int64_t per_head = 0;
+  if (!linear_causal(p)) {
+    per_head = p.Nq;
+  } else {
+    for (std::int64_t c = linear_first_chunk(p); c < num_kv_tiles(p); ++c)
+      per_head += linear_chunk_rows(p, c).size() + kv_tile_cols(p, c);
+  }
+  return static_cast<double>(state + p.B * p.H * per_head * p.d);
+}
+
+double model_exps_linear_cuda(const problem& p) {
+  // phi of each key's d features once in the state pass (each block of state rows its
+  // columns); phi(Q) of each real row of an output tile; causal, phi(K) of each tile's
+  // intra-chunk keys.
+  const std::int64_t state = p.B * p.Hkv * linear_state_keys(p) * p.d;
+  std::int64_t per_head = 0;
+  if (!linear_causal(p)) {
+    per_head = p.Nq;
+  } else {
+    for_each_causal_tile(p, [&](std::int64_t rows, std::int64_t k) { per_head += rows + k; });
+  }
+  return static_cast<double>(state + p.B * p.H * per_head * p.d);
+}
+
 double model_bytes_linear(const problem& p) {
   const std::int64_t e = es(p);
   if (!linear_causal(p)) {

@@ -87,6 +87,16 @@ double model_bytes_sparse(const problem& p);
 // keys of the visited key tiles, per split; a row tile (or split) that visits
 // no key tile skips its Q read; split partials in fp32 plus the merge.
 model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan);
+// The exps of that walk, counted per thread that executes them: each visited tile one
+// per score of its real rows and keys plus `rescale_per_row` per real row (the threads
+// that hold a row each compute its rescale factor); `final_per_row` per real row of a
+// row tile (split) that visits a key tile, after its loop; a split merge (splits > 1)
+// `merge_per_row_split` per row and split. flash2: 4 WN, 4 (WN + 1), d (model_flash2_cuda);
+// flash3: 4, 0 (it normalises by a reciprocal), no splits.
+struct walk_exps {
+  int rescale_per_row = 1, final_per_row = 0, merge_per_row_split = 1;
+};
+model_figures model_tile_walk_cuda(const problem& p, const cuda::flash2_plan& plan, const walk_exps& x);
 
 // ---- cudnn_sdpa (cudnn.cpp) ------------------------------------------------------------
 // cuDNN's tiling is closed, so the byte model is the MINIMAL IO of the pass:
@@ -99,6 +109,37 @@ std::int64_t memory_bytes_cudnn_sdpa(const problem& p, std::int64_t workspace_by
 // cuda (sm_90a): flash2's per-row-tile walk over flash3's plan (geometry:
 // Br = packed rows per CTA, Bc = 128; pack heads per CTA; one split).
 model_figures model_flash3_cuda(const problem& p, const problem& geometry, int pack, tile_walk walk);
+
+// ---- exponentials (docs/models.md "Exponentials") ------------------------------------
+// What each kernel executes, counted like flops_executed: real rows and real keys of
+// the visited tiles (padding lanes not counted). Softmax: one exp per computed score
+// (masked scores of a visited tile included: the kernel exponentiates their -inf), and
+// the per-row factors of the algorithm (online softmax: one rescale per row per visited
+// tile). Linear attention: one exp per element of elu + 1 (phi). Per-row logs (lse) and
+// reciprocals (1 / l) are not counted (at most 2 per row).
+// The least any softmax kernel executes: one exp per visible pair.
+double model_exps_min(const problem& p);
+// cpu naive, naive_gqa_expand: softmax over the whole row, Nkv exps per row with a visible key.
+double model_exps_naive(const problem& p);
+// cuda naive, naive_gqa_expand, cublas_unfused (masked_softmax.cu): the online pass and the
+// P pass, one exp each per visible score, and the block's reduction of 128 partial
+// (max, sum) states, 8 merges of up to 2 exps on each of 128 threads, less the first
+// visible score of each thread (no exp): 2 per visible pair + 1920 per row with a visible
+// key. Exact when every thread holds a visible key (any 128 consecutive visible keys); an
+// upper bound otherwise.
+double model_exps_unfused_cuda(const problem& p);
+// flash1: every score of a visited block (cpu: all rows; cuda: rows with a visible key in
+// the block), plus, per row and block holding a visible key of the row, the merge factors
+// e^(m - m_new) and e^(m~ - m_new): 1 in its first such block, 2 after.
+double model_exps_flash1(const problem& p);
+double model_exps_flash1_cuda(const problem& p);
+// cpu flash2 / sparse: every score of a visited tile plus one rescale exp per row per tile.
+double model_exps_flash2(const problem& p);
+double model_exps_sparse(const problem& p);
+// linear (elu + 1 features): d exps per key walked by the state pass (per KV head) and per
+// query row and, causal, per key of the intra-chunk block (per query head).
+double model_exps_linear(const problem& p);
+double model_exps_linear_cuda(const problem& p);
 
 // ---- linear (linear.cpp) ------------------------------------------------------------
 // Linear attention (phi = elu + 1) in its recurrent form, V augmented with a

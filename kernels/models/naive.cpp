@@ -22,10 +22,33 @@ std::int64_t gemm_read_bytes(std::int64_t M, std::int64_t N, std::int64_t K, std
 
 std::int64_t score_elems(const problem& p) { return p.B * p.H * p.Nq * p.Nkv; }
 
+// Query rows (of one head) with at least one visible key.
+std::int64_t live_rows(const problem& p) {
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < p.Nq; ++i) n += visible_keys(p, i) > 0;
+  return n;
+}
+
 }  // namespace
 
 double model_flops_executed_naive(const problem& p) {
   return 4.0 * p.d * static_cast<double>(p.Nq * p.Nkv) * p.B * p.H;
+}
+
+double model_exps_naive(const problem& p) {
+  // Pass 2 exponentiates the whole row (masked scores are -inf: exp gives 0) when the
+  // row has a visible key; a row without one is filled with zeros.
+  return static_cast<double>(p.B * p.H * live_rows(p) * p.Nkv);
+}
+
+double model_exps_unfused_cuda(const problem& p) {
+  // masked_softmax.cu, one block of 128 threads per row: the online pass and the P pass
+  // exponentiate each visible score once (the online pass not a thread's first), then
+  // every thread merges 5 shuffled and 3 shared states, up to 2 exps each.
+  constexpr std::int64_t threads = 128, merges = 5 + 3;
+  const std::int64_t per_live_row = threads * merges * 2 - threads;  // 1920
+  return 2.0 * static_cast<double>(visible_pairs_per_batch(p)) * p.B +
+         static_cast<double>(p.B * p.H * live_rows(p) * per_live_row);
 }
 
 double model_bytes_naive(const problem& p) {

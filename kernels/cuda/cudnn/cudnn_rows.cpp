@@ -103,7 +103,9 @@ void add_cuda_rows_cudnn(std::vector<variant>& rows) {
       .check = cuda::cudnn_sdpa_row_support,
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_softmax(p), model_bytes_cudnn_sdpa_min_io(p)};
+            // exps: one per visible pair, the least a softmax kernel executes (cuDNN's tiling is closed).
+            return model_figures{model_flops_softmax(p), model_flops_softmax(p), model_bytes_cudnn_sdpa_min_io(p),
+                                 model_exps_min(p)};
           },
       .memory_bytes = [](const problem& p) { return memory_bytes_cudnn_sdpa(p, cuda::workspace_bytes(p)); },
       .make_runner = [](const problem& p, bool) -> std::unique_ptr<runner> {

@@ -217,7 +217,7 @@ void add_cuda_rows_flash1(std::vector<variant>& rows) {
       .model =
           [](const problem& p) {
             return model_figures{model_flops_softmax(p), model_flops_executed_flash1(p),
-                                 model_bytes_flash1_cuda(p)};
+                                 model_bytes_flash1_cuda(p), model_exps_flash1_cuda(p)};
           },
       .memory_bytes = memory_bytes_flash1_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {

@@ -260,7 +260,7 @@ void add_cuda_rows_linear(std::vector<variant>& rows) {
       .model =
           [](const problem& p) {
             return model_figures{model_flops_linear(p), model_flops_executed_linear_cuda(p),
-                                 model_bytes_linear_cuda(p)};
+                                 model_bytes_linear_cuda(p), model_exps_linear_cuda(p)};
           },
       .memory_bytes = memory_bytes_linear_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {

@@ -149,7 +149,7 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
       .model =
           [](const problem& p) {
             return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
-                                 model_bytes_naive_cuda(p)};
+                                 model_bytes_naive_cuda(p), model_exps_unfused_cuda(p)};
           },
       .memory_bytes = memory_bytes_naive_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
@@ -167,7 +167,7 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
       .model =
           [](const problem& p) {
             return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
-                                 model_bytes_naive_gqa_expand_cuda(p)};
+                                 model_bytes_naive_gqa_expand_cuda(p), model_exps_unfused_cuda(p)};
           },
       .memory_bytes = memory_bytes_naive_gqa_expand_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
@@ -190,7 +190,7 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
       .model =
           [](const problem& p) {
             return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
-                                 model_bytes_cublas_unfused(p)};
+                                 model_bytes_cublas_unfused(p), model_exps_unfused_cuda(p)};
           },
       .memory_bytes = memory_bytes_cublas_unfused,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
