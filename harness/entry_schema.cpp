@@ -50,6 +50,9 @@ std::string entry_schema_error(const json& e) {
   // Issue 16's fields, absent from older files (and peers' entries): checked when present.
   if (e.contains("e2e_rel_err") && !(e["e2e_rel_err"].is_number() || e["e2e_rel_err"].is_null()))
     return missing_or(e, "e2e_rel_err", "a number or null");
+  // Issue 23's exps, absent from older files: a non-negative number or null when present.
+  if (e.contains("exps") && !(e["exps"].is_null() || (e["exps"].is_number() && e["exps"].get<double>() >= 0)))
+    return missing_or(e, "exps", "a non-negative number or null");
   if (e.contains("out_dtype") && (!e["out_dtype"].is_string() || e["out_dtype"].get_ref<const std::string&>().empty()))
     return missing_or(e, "out_dtype", "a non-empty string");
   // Issue 30's fields (the check of every output), absent from older files: checked when present.

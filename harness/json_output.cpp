@@ -72,6 +72,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["flops_executed"] = model ? number_or_null(model->flops_executed) : json(nullptr);
   e["bytes"] = model ? number_or_null(model->bytes) : json(nullptr);
   e["bytes_min"] = model_value(model_bytes_min, p);
+  e["exps"] = model ? number_or_null(model->exps) : json(nullptr);  // the exp roof's count (issue 23)
   e["bytes_counted"] = m.val.counted_bytes >= 0 ? json(m.val.counted_bytes) : json(nullptr);
   e["intensity"] = number_or_null(f.intensity);
   if (f.timed) {
