@@ -1,5 +1,6 @@
 #include "harness/context.hpp"
 
+#include "harness/exp_ceiling.hpp"
 #include "kernels/cpu/tile_gemm.hpp"
 #include "kernels/registry.hpp"
 
@@ -166,7 +167,10 @@ json make_context(backend& be, bool measure_ceilings, const run_facts& facts) {
   c["variants"] = variant_rows_json();
   c["cpu_tile_products"] = cpu::tile_products_description();  // CPU kernels' GEMM path (issue 14)
   json b = be.context(measure_ceilings);
-  if (b.is_object()) c.update(b);
+  if (b.is_object()) {
+    add_exp_ceilings(b, be.kind(), measure_ceilings);  // theoretical (GPUs); measured unless the backend did
+    c.update(b);
+  }
   if (!c.contains("device")) c["device"] = "unknown";
   return c;
 }

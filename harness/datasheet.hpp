@@ -15,7 +15,16 @@ struct datasheet_part {
   const char* name_contains;  // matched against the driver's device name
   const char* part;
   double fp32, tf32, fp16, bf16, bandwidth_gbps, fp8;
+  // SMs, and the SM clock at which the dense bf16 figure holds (bf16 = SMs x tensor ops
+  // per clock x clock: 4096 on sm_90, 2048 on sm_80): the clock of the exp roof.
+  int sms;
+  double clock_mhz;
 };
+
+// Exponentials per second of the multi-function units (16 exp2 per clock per SM on
+// sm_80 and sm_90, the FA3 paper's 3.9 T/s on H100 SXM5) at the part's clock above.
+inline constexpr double mufu_exp2_per_clock_per_sm = 16;
+double datasheet_exps_per_s(const datasheet_part& d);
 
 // The first row whose name_contains is in `device_name` (more specific names
 // first), or nullptr.

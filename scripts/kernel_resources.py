@@ -28,6 +28,11 @@ Subcommands:
                          for one producer and --consumer-wgs consumer warpgroups, and no
                          "wgmma ... serialized" (C7520) in ptxas's report.
                          --require-sm90a: fail when no such kernel was built for sm_90a.
+  check-mufu             every kernel matching --require (default: `exp2_chains`, the exp
+                         ceiling's kernel) must issue MUFU.EX2 (the multi-function unit's
+                         exp2: what ex2.approx compiles to) in its SASS for every arch it was
+                         built for, and no other MUFU function (issue 23: the exp ceiling
+                         measures the unit the attention kernels' exp2 runs on).
 
 Dynamic shared memory is chosen at launch, so it is not in ptxas's report: the
 rows' supports() check it against the same limit and the runners against the
@@ -385,13 +390,53 @@ def cmd_check_hopper(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def mufu_problems(sass: list[str] | None) -> tuple[int, list[str]]:
+    """(number of MUFU.EX2 in a kernel's SASS, what is wrong: no SASS, no MUFU.EX2, other MUFU ops)."""
+    if sass is None:
+        return 0, ["no SASS"]
+    ops = [m.group(1) for line in sass for m in [re.search(r"\bMUFU\.(\w+)", line)] if m]
+    ex2 = sum(1 for o in ops if o == "EX2")
+    bad = [] if ex2 else ["no MUFU.EX2 in SASS"]
+    other = sorted({o for o in ops if o != "EX2"})
+    if other:
+        bad.append("other MUFU functions in SASS: " + ", ".join(other))
+    return ex2, bad
+
+
+def cmd_check_mufu(args: argparse.Namespace) -> int:
+    build = Path(args.build_dir).resolve()
+    want = re.compile(args.require)
+    # The kernel's name without its parameters; "(anonymous namespace)" is part of the name.
+    def name_of(e: dict) -> str:
+        return e["kernel"].replace("(anonymous namespace)::", "").split("(", 1)[0]
+
+    targets = [e for e in collect(build) if want.search(name_of(e))]
+    if not targets:
+        print(f"FAIL: no compiled kernel matches /{args.require}/", file=sys.stderr)
+        return 1
+    tool = find_tool("cuobjdump")
+    if tool is None or find_tool("nvdisasm") is None:
+        print("FAIL: cuobjdump -sass needs cuobjdump and nvdisasm (scripts/requirements.txt)", file=sys.stderr)
+        return 1
+    sass = sass_functions(tool, sorted({build / e["object"] for e in targets if "object" in e}))
+    failed = 0
+    for e in targets:
+        n, bad = mufu_problems(sass.get((e["mangled"], e["arch"])))
+        print(f"{short(name_of(e), 70):70s} {e['arch']:7s} {n:3d} MUFU.EX2  {'; '.join(bad) or 'ok'}")
+        if bad:
+            failed += 1
+            print(f"FAIL: {e['kernel']} [{e['arch']}]: {'; '.join(bad)}", file=sys.stderr)
+    print(f"\n{len(targets) - failed}/{len(targets)} kernel/arch entries issue MUFU.EX2 ({tool})")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "wrap":
         return cmd_wrap(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("report", "check", "check-sass", "check-hopper"):
+    for name in ("report", "check", "check-sass", "check-hopper", "check-mufu"):
         sp = sub.add_parser(name)
         sp.add_argument("--build-dir", required=True)
         sp.add_argument("--out", help="JSON report (default BUILD_DIR/kernel_resources.json)")
@@ -403,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
             sp.add_argument("--require-hmma", default=DEFAULT_HMMA_REGEX, metavar="REGEX")
             sp.add_argument("--hmma-exclude", default=DEFAULT_HMMA_EXCLUDE, metavar="REGEX",
                             help="kernels (demangled name) exempt from the HMMA rule")
+        if name == "check-mufu":
+            sp.add_argument("--require", default="exp2_chains", metavar="REGEX")
         if name == "check-hopper":
             sp.add_argument("--require", default="flash3", metavar="REGEX")
             sp.add_argument("--require-sm90a", action="store_true")
@@ -412,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("wrap", help="compiler launcher: wrap -- nvcc ...")
     args = ap.parse_args(argv)
     return {"report": cmd_report, "check": cmd_check, "check-sass": cmd_check_sass,
-            "check-hopper": cmd_check_hopper}[args.cmd](args)
+            "check-hopper": cmd_check_hopper, "check-mufu": cmd_check_mufu}[args.cmd](args)
 
 
 if __name__ == "__main__":

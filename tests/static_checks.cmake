@@ -5,7 +5,10 @@
 # each build (the cuda backend puts it into the JSON context), and the tests
 #   static.kernel_resources  fail on any spill or static smem above 227 KB,
 #   static.sass_hmma         fail when a kernel named like flash2 has no HMMA
-#                            in its SASS for some arch (needs cuobjdump).
+#                            in its SASS for some arch (needs cuobjdump);
+#   static.sass_mufu_ex2     fail when the exp ceiling's kernel (exp2_chains_kernel)
+#                            issues no MUFU.EX2, or another MUFU function, for some arch;
+#                            its control: the copy kernel must fail the rule.
 if(ATTNBENCH_WITH_CUDA)
   find_package(Python3 COMPONENTS Interpreter)
   if(NOT Python3_Interpreter_FOUND)
@@ -32,6 +35,15 @@ if(ATTNBENCH_WITH_CUDA)
   add_test(NAME static.sass_hmma
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-sass --build-dir ${CMAKE_BINARY_DIR})
   set_tests_properties(static.kernel_resources static.sass_hmma PROPERTIES LABELS static)
+  # The exp ceiling measures the multi-function unit (issue 23): its kernel must issue MUFU.EX2
+  # (one object, ceiling_kernels.cu: ~1 s).
+  add_test(NAME static.sass_mufu_ex2
+           COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-mufu --build-dir ${CMAKE_BINARY_DIR})
+  add_test(NAME static.sass_mufu_ex2_control
+           COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-mufu --build-dir ${CMAKE_BINARY_DIR}
+                   --require copy16_kernel)
+  set_tests_properties(static.sass_mufu_ex2 static.sass_mufu_ex2_control PROPERTIES LABELS static)
+  set_tests_properties(static.sass_mufu_ex2_control PROPERTIES PASS_REGULAR_EXPRESSION "copy16_kernel.*no MUFU.EX2 in SASS")
   # flash3's sm_90a library (kernels/cuda/flash3/flash3.cmake): the same ptxas
   # reports, and static.sass_hopper: HGMMA + UTMALDG + setmaxnreg in every flash3
   # kernel's sm_90a SASS, 0 spills, register budgets within the 64K register file.

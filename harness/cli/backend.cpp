@@ -5,6 +5,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/context.hpp"
 #include "harness/cuda_module.hpp"
+#include "harness/exp_ceiling.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnbench::cli {
@@ -30,7 +31,8 @@ std::unique_ptr<backend> open_backend(backend_choice choice) {
 
 int cmd_ceilings(const std::vector<std::string>& args) {
   std::unique_ptr<backend> be = open_backend(parse_only_backend(args, "ceilings"));
-  const json c = be->context(true);
+  json c = be->context(true);
+  add_exp_ceilings(c, be->kind(), true);  // the exp rate beside bandwidth and GEMM peaks (issue 23)
   json out = {{"backend", std::string(to_string(be->kind()))}};
   for (const char* k : {"device", "ceilings"})
     if (c.contains(k)) out[k] = c[k];
