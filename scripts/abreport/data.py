@@ -60,6 +60,9 @@ class Entry:
     worst_row: Optional[tuple[int, int, int]] = None
     row_tolerance: Optional[float] = None
     input_scales: Optional[tuple[float, float, float]] = None  # per-tensor e4m3 scales (q, k, v)
+    # Exponentials the entry's kernel executes (model; issue 23). None in files written before the
+    # exp roof: its exp bound is then unknown (roofs.py), never invented.
+    exps: Optional[float] = None
     dram_bytes_measured: Optional[float] = None
     l2_bytes_measured: Optional[float] = None
     kernel_time_ncu: Optional[float] = None
@@ -120,6 +123,7 @@ class CeilingSet:
 
     bandwidth_gbps: Optional[float] = None
     tflops: dict[str, float] = field(default_factory=dict)
+    exps_per_s: Optional[float] = None  # the exp roof (issue 23): exponentials per second
     # The CPU backend computes every dtype in fp32 (bf16/fp16/e4m3 inputs rounded, math in
     # fp32: docs/cpu.md), so its fp32 GEMM is every dtype's compute roof.
     fp32_compute: bool = False
@@ -141,7 +145,7 @@ class CeilingSet:
 
     @property
     def empty(self) -> bool:
-        return self.bandwidth_gbps is None and not self.tflops
+        return self.bandwidth_gbps is None and not self.tflops and self.exps_per_s is None
 
 
 @dataclass(frozen=True)

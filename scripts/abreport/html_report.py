@@ -19,8 +19,8 @@ from typing import Any, Optional
 from .compare import ORDER, Comparison
 from .data import Dataset, Entry, Run
 from .palette import colors_for, variant_colors
-from .roofs import position
-from .views import marker_axis, roofline_entries, roofs, seq_view, versus_rows
+from .roofs import ROOFS, position
+from .views import bound_rows, exp_marks, marker_axis, roofline_entries, roofs, seq_view, versus_rows
 
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 PAGE_NAME = "report.html"
@@ -69,7 +69,8 @@ class _Entries:
         if self._ds is not None and e.ok and e.roof_intensity is not None and e.tflops is not None:
             p = position(e, self._ds.ceilings)
             info["roof"] = {"intensity": p.intensity, "source": p.intensity_source, "roof": p.attainable_tflops,
-                            "pct": p.pct_of_roof, "ridge": p.ridge, "bound": p.bound, "ceilings": p.ceilings}
+                            "pct": p.pct_of_roof, "ridge": p.ridge, "bound": p.bound, "ceilings": p.ceilings,
+                            "bounds_ms": p.bounds_ms, "exp_note": p.exp_note}
         self.info.append(info)
         return i
 
@@ -89,9 +90,25 @@ def _roofline_chart(ds: Dataset, dtype: str, ents: _Entries) -> Optional[dict]:
         "marker_by": mkey, "marker_values": [str(v) for v in mvals],
         "points": [[ents.add(e), e.roof_intensity, e.tflops] for e in entries],
         "roofs": [{"kind": r.kind, "bw": r.bandwidth_gbps, "peak": r.peak_tflops, "ridge": r.ridge,
+                   "exp": r.exps_per_s,
                    "label_bw": r.label_bandwidth() if r.bandwidth_gbps else None,
-                   "label_peak": r.label_peak(dtype) if r.peak_tflops else None} for r in roofs(ds.ceilings, dtype)],
+                   "label_peak": r.label_peak(dtype) if r.peak_tflops else None,
+                   "label_exp": r.label_exp() if r.exps_per_s else None} for r in roofs(ds.ceilings, dtype)],
+        # The third roof where it binds: [entry, intensity, its exp roof in TFLOP/s] (views.exp_marks).
+        "exp_marks": [[ents.add(m.entry), m.intensity, m.exp_roof_tflops] for m in exp_marks(ds, entries)],
     }
+
+
+def _bounds_chart(ds: Dataset, dtype: str, ents: _Entries) -> Optional[dict]:
+    """The bound breakdown (bounds.py): per variant's best entry, each roof's lower bound as % of its time."""
+    rows = bound_rows(ds, dtype)
+    if not rows or not any(e.exps is not None for e in ds.ok_entries):  # as bounds.build: no exps, no chart
+        return None
+    return {"type": "bounds", "id": f"bounds_{dtype}", "dtype": dtype,
+            "title": f"Bound breakdown — {ds.title_suffix(dtype)}",
+            "roofs": list(ROOFS),
+            "rows": [[ents.add(r.entry), {k: r.pct(k) for k in ROOFS}, r.binding,
+                      r.pos.exp_note if r.pos.exp_ms is None else ""] for r in rows]}
 
 
 def _seq_charts(ds: Dataset, dtype: str, baseline: Optional[str], ents: _Entries) -> list[dict]:
@@ -151,6 +168,10 @@ def report_data(ds: Dataset, baseline: Optional[str] = None) -> dict:
     charts: list[dict] = []
     for dt in ds.dtypes:
         c = _roofline_chart(ds, dt, ents)
+        if c:
+            charts.append(c)
+    for dt in ds.dtypes:
+        c = _bounds_chart(ds, dt, ents)
         if c:
             charts.append(c)
     seq = [c for dt in ds.dtypes for c in _seq_charts(ds, dt, baseline, ents)]

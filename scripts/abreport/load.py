@@ -25,7 +25,7 @@ PEER_DEVICES = ("cpu", "cuda")
 OK_POSITIVE_FIELDS = ("time_ms", "flops", "bytes")
 OK_NONNEG_FIELDS = ("tflops", "gbps", "intensity")
 OPTIONAL_NONNEG_FIELDS = ("time_cv", "bytes_min", "dram_bytes_measured", "l2_bytes_measured",
-                          "kernel_time_ncu", "max_abs_err", "lse_err")
+                          "kernel_time_ncu", "max_abs_err", "lse_err", "exps")
 
 
 def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
@@ -138,7 +138,8 @@ def _ceiling_set(file: str, where: str, obj: Any) -> CeilingSet:
         v = tc.number(k, positive=True, nullable=True)
         if v is not None:
             peaks[k] = v
-    return CeilingSet(bandwidth_gbps=bw, tflops=peaks)
+    ex = c.number("exps_per_s", required=False, positive=True, nullable=True)  # issue 23's exp rate
+    return CeilingSet(bandwidth_gbps=bw, tflops=peaks, exps_per_s=ex)
 
 
 def parse_context(file: str, obj: Any) -> tuple[dict, Ceilings, tuple[VariantRow, ...]]:

@@ -1,5 +1,6 @@
 """The Markdown report of one run: context, ceilings, the run's variant rows (context.variants),
-best configuration per variant (TFLOP/s, GB/s, % of roofline, memory- or compute-bound, error),
+best configuration per variant (TFLOP/s, GB/s, % of bound, the binding roof among compute, memory
+and exp, error),
 every chart embedded by relative path, and what was skipped or failed with the reasons."""
 from __future__ import annotations
 
@@ -7,20 +8,23 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline, speedup, tiles
+from . import bounds, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline, speedup, tiles
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
-from .roofs import position
+from .roofs import exp_rate, position
 from .text import fmt, md_escape, pct  # noqa: F401 (report.fmt, report.pct: used by tests)
 from .variants import BACKENDS
-from .views import library_row_names, versus_rows  # noqa: F401 (report.versus_rows: used by tests)
+from .views import exp_rate_text, library_row_names, versus_rows  # noqa: F401 (report.versus_rows: used by tests)
 
 
 # One line under each chart: how to read it (docs/charts.md has the long form).
 CAPTIONS = {
     "roofline": "Left of the dotted ridge line a point is memory-bound (roof = bandwidth × intensity), "
                 "right of it compute-bound (roof = peak); the vertical gap to the roof is what is left. "
-                "Solid ceilings measured, dashed theoretical.",
+                "Solid ceilings measured, dashed theoretical. A purple tick over a point is its exp roof, where "
+                "that roof (exps / exp rate) binds.",
+    "bounds": "Each variant's best configuration: its three lower bounds (compute, memory, exp) as a share of "
+              "its measured time; the longest bar binds, its length is the % of bound.",
     "tflops_seq": "Achieved TFLOP/s per variant against sequence length; the baseline is dashed.",
     "speedup": "Baseline time / variant time for the same problem in this run; above 1 the variant is faster.",
     "tiles": "TFLOP/s for each tile shape; the boxed cell is the best tile for that variant and head dim.",
@@ -46,6 +50,7 @@ def caption(stem: str) -> str:
 def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
     out = Built()
     out.extend(roofline.build(ds))
+    out.extend(bounds.build(ds))
     out.extend(speedup.build(ds, baseline))
     out.extend(tiles.build(ds))
     out.extend(gqa_decode.build_gqa(ds))
@@ -152,9 +157,14 @@ def _ceiling_table(ds: Dataset) -> list[str]:
         m, t = ceil.measured.ridge(dt), ceil.theoretical.ridge(dt)
         if m or t:
             lines.append(f"| {dt} ridge point (FLOP/byte) | {fmt(m)} | {fmt(t)} |")
+    lines.append(f"| exp rate (the exp roof) | {exp_rate_text(ceil.measured.exps_per_s)} | "
+                 f"{exp_rate_text(ceil.theoretical.exps_per_s)} |")
     lines.append("")
-    lines.append("Measured ceilings (solid lines in the charts) come from copy and GEMM benchmarks run "
-                 "with the sweep; theoretical ones (dashed) from the device's specifications.")
+    lines.append("Measured ceilings (solid lines in the charts) come from copy, GEMM and exp-throughput "
+                 "benchmarks run with the sweep; theoretical ones (dashed) from the device's specifications.")
+    if exp_rate(ceil)[0] is None:
+        lines.append("This run's context has no exp rate (written before the exp roof, issue 23, or with "
+                     "`--no-ceilings`): the exp roof is unknown and the bound is the larger of compute and memory.")
     return lines
 
 
@@ -162,8 +172,8 @@ def _best_table(ds: Dataset) -> tuple[list[str], list[str]]:
     best = best_per_variant(ds)
     ceil = ds.ceilings
     lines = ["| variant | dtype | best configuration | time (ms) | TFLOP/s | GB/s (modeled bytes) | intensity (FLOP/B) "
-             "| roof (TFLOP/s) | % of roofline | bound | configs memory / compute-bound "
-             "| median % of roofline (all configs) | error (worst row) |",
+             "| roof (TFLOP/s) | % of bound | bound | configs memory / compute / exp-bound "
+             "| median % of bound (all configs) | error (worst row) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|"]
     verdicts = []
     for e in best:
@@ -171,7 +181,11 @@ def _best_table(ds: Dataset) -> tuple[list[str], list[str]]:
         allv = [position(x, ceil) for x in ds.ok_entries if x.variant == e.variant and x.dtype == e.dtype]
         nm = sum(1 for x in allv if x.bound == "memory")
         nc = sum(1 for x in allv if x.bound == "compute")
-        split = f"{nm} / {nc}" if nm + nc else "—"
+        ne = sum(1 for x in allv if x.bound == "exp")
+        unknown = sum(1 for x in allv if x.exp_ms is None)
+        split = f"{nm} / {nc} / {ne}" if nm + nc + ne else "—"
+        if unknown and nm + nc + ne:
+            split += f" (exp roof unknown for {unknown})"
         pcts = sorted(x.pct_of_roof for x in allv if x.pct_of_roof is not None)
         med = f"{pct(pcts[len(pcts) // 2])} (n={len(pcts)})" if pcts else "—"
         inten = fmt(p.intensity) + (" (measured)" if p.intensity_source == "measured" else "")
@@ -179,7 +193,7 @@ def _best_table(ds: Dataset) -> tuple[list[str], list[str]]:
         lines.append(f"| {e.variant} | {e.dtype} | {config_text(e)} | {fmt(e.time_ms)} | {fmt(e.tflops)} | "
                      f"{fmt(e.gbps)} | {inten} | {fmt(p.attainable_tflops)} | {pct(p.pct_of_roof)} | {p.bound} | {split} | "
                      f"{med} | {error_text(e)} |")
-        verdicts.append(_verdict(e, p, nm, nc))
+        verdicts.append(_verdict(e, p, nm, nc, ne))
     return lines, verdicts
 
 
@@ -202,7 +216,7 @@ def _variants_table(ds: Dataset) -> list[str]:
     return lines
 
 
-def _verdict(e: Entry, p, nm: int, nc: int) -> str:
+def _verdict(e: Entry, p, nm: int, nc: int, ne: int = 0) -> str:
     head = f"- **{e.variant}** ({e.dtype}): "
     if p.pct_of_roof is None:
         return head + f"{fmt(e.tflops)} TFLOP/s at {fmt(p.intensity)} FLOP/byte; no ceilings to compare with."
@@ -212,6 +226,10 @@ def _verdict(e: Entry, p, nm: int, nc: int) -> str:
     elif p.bound == "compute":
         why = (f"compute-bound: intensity {fmt(p.intensity)} FLOP/byte is above the ridge point "
                f"{fmt(p.ridge)}, so its roof is the {e.dtype} peak {fmt(p.attainable_tflops)} TFLOP/s")
+    elif p.bound == "exp":
+        why = (f"exp-bound: its {fmt(e.exps)} exponentials at {exp_rate_text(p.exp_rate)} take "
+               f"{fmt(p.exp_ms)} ms, longer than its FLOPs at the {e.dtype} peak ({fmt(p.compute_ms)} ms) or its "
+               f"bytes at the bandwidth ({fmt(p.memory_ms)} ms), so its roof is {fmt(p.attainable_tflops)} TFLOP/s")
     else:
         why = f"{p.bound}; roof {fmt(p.attainable_tflops)} TFLOP/s"
     if p.pct_of_roof > 100:
@@ -221,8 +239,10 @@ def _verdict(e: Entry, p, nm: int, nc: int) -> str:
     else:
         gap = (f"it reaches {pct(p.pct_of_roof)} of that roof ({fmt(e.tflops)} TFLOP/s, "
                f"{p.attainable_tflops / e.tflops:.1f}× headroom)" if e.tflops else "it reaches 0% of that roof")
-    tail = f" Over all its configurations: {nm} memory-bound, {nc} compute-bound." if nm + nc > 1 else ""
-    return head + f"best configuration is {why}; {gap} ({p.ceilings} ceilings).{tail}"
+    tail = (f" Over all its configurations: {nm} memory-bound, {nc} compute-bound, {ne} exp-bound."
+            if nm + nc + ne > 1 else "")
+    note = f" ({p.exp_note})" if p.exp_note else ""
+    return head + f"best configuration is {why}; {gap} ({p.ceilings} ceilings){note}.{tail}"
 
 
 def _kernel_resources(ds: Dataset) -> list[str]:
@@ -281,10 +301,13 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
     table, verdicts = _best_table(ds)
     lines += ["", "## Best configuration per variant", "",
               "The configuration with the highest TFLOP/s for each variant and dtype. "
-              "Roof = min(peak, bandwidth × intensity) from the measured ceilings (theoretical when none "
-              "were measured); % of roofline = achieved / roof; bound = memory when the intensity is below "
-              "the ridge point (peak / bandwidth), compute otherwise. Intensity uses measured DRAM bytes "
-              "when Nsight Compute measured them, modeled bytes otherwise. See docs/charts.md.", ""]
+              "Three roofs bound the time from below: compute (useful FLOPs / peak), memory (bytes / "
+              "bandwidth) and exp (the entry's exponentials / the exp rate); the largest binds and names the "
+              "bound, % of bound = that bound / measured time (= achieved / roof), roof = useful FLOPs / that "
+              "bound in TFLOP/s. Measured ceilings are used (theoretical when none were measured). Without an "
+              "exp count (files written before issue 23) or an exp rate the exp roof is unknown: the bound is "
+              "then the larger of compute (intensity above the ridge point) and memory. Intensity uses measured "
+              "DRAM bytes when Nsight Compute measured them, modeled bytes otherwise. See docs/charts.md.", ""]
     lines += table if verdicts else ["No configuration ran."]
     if verdicts:
         lines += ["", "### Where each variant stands", ""] + verdicts

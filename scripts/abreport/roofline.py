@@ -3,7 +3,10 @@
 Log-log. Measured ceilings (copy bandwidth, GEMM peak of the dtype) solid, theoretical
 dashed; the ridge point (peak / bandwidth) marked. Library peers (scripts/peers.py) are
 hollow markers, placed by their minimal-IO bytes (they publish no byte model of their own). Points left of the ridge are
-memory-bound, right of it compute-bound; the gap to the roof is what is left.
+memory-bound, right of it compute-bound; the gap to the roof is what is left. The third roof
+(issue 23): a point whose exp bound (exps / exp rate) is its tightest gets a purple tick at its
+exp roof (useful FLOPs / exp bound, in TFLOP/s) joined to it by a dotted line: the roof that
+caps it lies below the bandwidth/peak roof the lines draw.
 """
 from __future__ import annotations
 
@@ -15,11 +18,12 @@ from matplotlib.lines import Line2D
 from . import style
 from .chart import Built, Chart
 from .data import Dataset, Entry
-from .views import Roof, marker_axis, roofline_entries, roofs
+from .views import Roof, exp_marks, exp_rate_text, marker_axis, roofline_entries, roofs
 
 MEASURED_STYLE = {"linestyle": "-", "linewidth": 1.6}
 THEORETICAL_STYLE = {"linestyle": "--", "linewidth": 1.2}
 RIDGE_FACE = {"measured": "#B22222", "theoretical": "white"}
+EXP_COLOR = "#7B3294"  # the exp roof (purple), here and in the bound breakdown chart
 
 
 def _marker_axis(entries: list[Entry]) -> tuple[str, dict]:
@@ -106,6 +110,20 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
                 n_measured += len(part) if measured else 0
             points[v] = points.get(v, 0) + len(sel)
 
+    # the exp roof where it binds: a tick at the point's exp roof, a dotted line down to the point
+    marks = exp_marks(ds, entries)
+    for m in marks:
+        ax.plot([m.intensity / 1.3, m.intensity * 1.3], [m.exp_roof_tflops] * 2, color=EXP_COLOR,
+                linewidth=2.2, solid_capstyle="butt", zorder=2)
+        ax.plot([m.intensity] * 2, [m.entry.tflops, m.exp_roof_tflops], color=EXP_COLOR, linewidth=0.7,
+                linestyle=":", zorder=2)
+    if marks:
+        rate = next((r for r in roofs(ceil, dtype) if r.exps_per_s), None)
+        ceiling_handles.append(Line2D([], [], color=EXP_COLOR, linewidth=2.2,
+                                      label="exp roof of a point it binds ("
+                                            + (f"{rate.kind} {exp_rate_text(rate.exps_per_s)}" if rate else "exp rate")
+                                            + ")"))
+
     # ran and timed, but O was outside the dtype's error tolerance: ringed, still plotted
     bad = [e for e in entries if e.err_ok is False]
     if bad:
@@ -128,7 +146,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
         ax.text(r0 * 1.08, 0.015, "compute-bound →", transform=ax.get_xaxis_transform(),
                 ha="left", va="bottom", fontsize=7.5, color="#B22222")
 
-    yhi = max([ys_pts.max()] + peaks_all) * 2.0
+    yhi = max([ys_pts.max()] + peaks_all + [m.exp_roof_tflops for m in marks]) * 2.0
     ax.set_xlim(xlo, xhi)
     ax.set_ylim(ys_pts.min() / 3, yhi)
     style.plain_log_ticks(ax, "x")
@@ -160,7 +178,8 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
 
     summary = {"dtype": dtype, "points": points, "ceilings": drawn,
                "ridges": {k: r for k, r, _ in ridges}, "measured_points": n_measured,
-               "marker_by": mkey, "above_tolerance": len(bad), "peers": sorted(peers)}
+               "marker_by": mkey, "above_tolerance": len(bad), "peers": sorted(peers),
+               "exp_marks": {m.entry.name: m.exp_roof_tflops for m in marks}}
     return Chart(stem=f"roofline_{dtype}", title=f"Roofline ({dtype})", fig=fig, summary=summary)
 
 

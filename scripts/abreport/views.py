@@ -9,6 +9,7 @@ from typing import Optional
 
 from .data import Ceilings, Dataset, Entry, best_by, dtype_order
 from .palette import marker_order
+from .roofs import ROOFS, RoofPosition, position
 from .seqsel import seq_entries
 from .text import fmt_num
 
@@ -32,13 +33,15 @@ def marker_axis(entries: list[Entry]) -> tuple[str, list]:
 
 @dataclass(frozen=True)
 class Roof:
-    """One set of ceilings of a dtype: bandwidth line up to the ridge, flat peak after it."""
+    """One set of ceilings of a dtype: bandwidth line up to the ridge, flat peak after it, and
+    the exp rate (the third roof, issue 23: drawn per point where it binds, see exp_marks)."""
 
     kind: str  # measured | theoretical
     bandwidth_gbps: Optional[float]
     peak_tflops: Optional[float]
     ridge: Optional[float]  # FLOP/byte where the two meet; None without both
     peak_is_fp32_compute: bool  # the CPU's fp32 GEMM standing in for a dtype computed in fp32
+    exps_per_s: Optional[float] = None
 
     def label_bandwidth(self) -> str:
         return f"{self.kind} bandwidth {fmt_num(self.bandwidth_gbps or 0)} GB/s"
@@ -47,15 +50,83 @@ class Roof:
         return (f"{self.kind} {dtype} peak {self.peak_tflops:.3g} TFLOP/s"
                 + (" (fp32 GEMM: computed in fp32)" if self.peak_is_fp32_compute else ""))
 
+    def label_exp(self) -> str:
+        return f"{self.kind} exp rate {exp_rate_text(self.exps_per_s)}"
+
+
+def exp_rate_text(rate: Optional[float]) -> str:
+    """An exp rate for people: 3.87e12 -> "3.87 Texp/s", 9.1e9 -> "9.1 Gexp/s"."""
+    if not rate:
+        return "—"
+    for div, unit in ((1e12, "Texp/s"), (1e9, "Gexp/s"), (1e6, "Mexp/s")):
+        if rate >= div:
+            return f"{rate / div:.3g} {unit}"
+    return f"{rate:.3g} exp/s"
+
 
 def roofs(ceil: Ceilings, dtype: str) -> list[Roof]:
-    """Measured, then theoretical ceilings of `dtype` that have a bandwidth or a peak."""
+    """Measured, then theoretical ceilings of `dtype` that have a bandwidth, a peak or an exp rate."""
     out = []
     for kind, cs in (("measured", ceil.measured), ("theoretical", ceil.theoretical)):
-        bw, peak = cs.bandwidth_gbps, cs.peak(dtype)
-        if bw or peak:
-            out.append(Roof(kind, bw or None, peak or None, cs.ridge(dtype), cs.peak_is_fp32_compute(dtype)))
+        bw, peak, ex = cs.bandwidth_gbps, cs.peak(dtype), cs.exps_per_s
+        if bw or peak or ex:
+            out.append(Roof(kind, bw or None, peak or None, cs.ridge(dtype), cs.peak_is_fp32_compute(dtype), ex or None))
     return out
+
+
+# ---- the exp roof (issue 23) --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ExpMark:
+    """A roofline point whose exp bound is the tightest of its three: its exp roof in the
+    chart's units (useful FLOPs / (exps / exp rate), TFLOP/s) at its intensity."""
+
+    entry: Entry
+    intensity: float
+    exp_roof_tflops: float
+    pct: float  # % of the exp bound the point reaches
+
+
+def exp_marks(ds: Dataset, entries: list[Entry]) -> list[ExpMark]:
+    """The roofline's exp-roof ticks: every entry of `entries` bound by the exp roof."""
+    out = []
+    for e in entries:
+        p = position(e, ds.ceilings)
+        if p.bound == "exp" and p.exp_ms and p.pct_of_roof is not None:
+            out.append(ExpMark(e, p.intensity, e.flops / (p.exp_ms * 1e-3) / 1e12, p.pct_of_roof))
+    return out
+
+
+@dataclass(frozen=True)
+class BoundRow:
+    """One variant's best configuration (highest TFLOP/s of its dtype) with its three lower bounds."""
+
+    entry: Entry
+    pos: RoofPosition
+
+    def pct(self, roof: str) -> Optional[float]:
+        """That roof's lower bound as % of the measured time (None: unknown)."""
+        b = self.pos.bounds_ms.get(roof)
+        return None if b is None or not self.entry.time_ms else 100.0 * b / self.entry.time_ms
+
+    @property
+    def binding(self) -> str:
+        """compute | memory | exp (the bound's first word), or "" without ceilings."""
+        w = self.pos.bound.split(" ")[0]
+        return w if w in ROOFS else ""
+
+
+def bound_rows(ds: Dataset, dtype: str) -> list[BoundRow]:
+    """Per attnbench variant of `dtype` (library peers left out): its highest-TFLOP/s entry and
+    where it stands under the three roofs, in variant order; [] when no entry has a bound."""
+    best: dict[str, Entry] = {}
+    for e in ds.ok_entries:
+        if e.dtype != dtype or e.peer or not e.tflops:
+            continue
+        if e.variant not in best or e.tflops > best[e.variant].tflops:
+            best[e.variant] = e
+    rows = [BoundRow(e, position(e, ds.ceilings)) for _, e in sorted(best.items())]
+    return [r for r in rows if r.pos.bound_ms is not None]
 
 
 # ---- speedup and TFLOP/s against sequence length -----------------------------------------

@@ -162,6 +162,11 @@
       rows.push(["intensity", `${fmt(r.intensity)} FLOP/B (${r.source} bytes)`]);
       rows.push(["binding roof", r.roof === null ? r.bound : `${r.bound}: roof ${fmt(r.roof)} TFLOP/s, ` +
         `at ${pct(r.pct)} of it (ridge ${fmt(r.ridge)} FLOP/B, ${r.ceilings} ceilings)`]);
+      if (r.bounds_ms) {
+        const b = r.bounds_ms, ms = v => v === null || v === undefined ? "unknown" : fmt(v, 3) + " ms";
+        rows.push(["lower bounds", `compute ${ms(b.compute)} · memory ${ms(b.memory)} · exp ${ms(b.exp)}` +
+          (r.exp_note ? ` (${r.exp_note})` : "")]);
+      }
     }
     if (e.rel_err !== undefined) {
       const ok = e.err_ok === true ? " ✓" : e.err_ok === false ? " ✗ over tolerance" : "";
@@ -342,7 +347,8 @@
   function renderRoofline(c, host) {
     const W = 760, H = 470, box = { left: 62, top: 26, w: W - 80, h: H - 74 };
     const xsAll = c.points.map(p => p[1]), ysAll = c.points.map(p => p[2]);
-    const ridges = c.roofs.filter(r => r.ridge).map(r => r.ridge), peaks = c.roofs.filter(r => r.peak).map(r => r.peak);
+    const ridges = c.roofs.filter(r => r.ridge).map(r => r.ridge), peaks = c.roofs.filter(r => r.peak).map(r => r.peak)
+      .concat((c.exp_marks || []).map(m => m[2]));
     const full = [Math.min(...xsAll, ...ridges) / 2.5, Math.max(...xsAll, ...ridges) * 2.5,
                   Math.min(...ysAll) / 3, Math.max(...ysAll, ...peaks) * 2];
     let dom = full.slice();
@@ -378,6 +384,13 @@
           }
         }
       }
+      // The exp roof where it binds (issue 23): a tick at the point's exp roof, dotted down to the point.
+      for (const [i, x, y] of c.exp_marks || []) {
+        if (!visible(i)) continue;
+        sv("line", { x1: xs(x), x2: xs(x), y1: ys(E[i].tflops), y2: ys(y), class: "expdrop" }, g);
+        const l = sv("line", { x1: xs(x / 1.3), x2: xs(x * 1.3), y1: ys(y), y2: ys(y), class: "roof exp" }, g);
+        sv("title", {}, l, `exp roof of ${E[i].name}: ${fmt(y)} TFLOP/s`);
+      }
       if (!c.roofs.length) sv("text", { x: box.left + 8, y: box.top + 16, class: "warn" }, g, "no ceilings in this run's context");
       let n = 0;
       for (const [i, x, y] of c.points) if (visible(i)) { point(g, c, i, xs(x), ys(y)); n++; }
@@ -392,6 +405,12 @@
       if (r.label_peak) ceil.push({ label: r.label_peak, draw: s => sv("line", { x1: 1, x2: 25, y1: 6, y2: 6, class: "roof peak " + r.kind, "stroke-dasharray": dash }, s) });
       if (r.ridge) ceil.push({ label: `ridge (${r.kind}) ${fmt(r.ridge)} FLOP/B`, draw: s => sv("path", { d: shapePath("diamond", 13, 6, 4.5), class: "ridge " + r.kind }, s) });
     }
+    const rate = c.roofs.find(r => r.exp);
+    if ((c.exp_marks || []).length)
+      ceil.push({ label: `exp roof of a point it binds (${rate ? rate.label_exp : "exp rate"})`,
+        draw: s => sv("line", { x1: 1, x2: 25, y1: 6, y2: 6, class: "roof exp" }, s) });
+    else if (rate)
+      ceil.push({ label: `${rate.label_exp}: binds no point here`, draw: s => sv("line", { x1: 1, x2: 25, y1: 6, y2: 6, class: "roof exp faint" }, s) });
     const marks = markerItems(c);
     if (c.points.some(p => E[p[0]].err_ok === false))
       marks.push({ label: "above error tolerance", draw: s => sv("circle", { cx: 13, cy: 6, r: 5, class: "ring" }, s) });
@@ -510,6 +529,49 @@
     redraws.push(draw);
   }
 
+  // ---- bound breakdown (issue 23) ----------------------------------------------------------
+  // Per variant's best entry: each roof's lower bound on its time as % of the measured time; the
+  // longest bar binds (outlined), 100% = at that roof. An unknown exp roof is written, not drawn.
+  function renderBounds(c, host) {
+    const rows = c.rows, W = 760, rowH = 54, left = 250, right = 40, top = 24;
+    const H = top + rows.length * rowH + 40;
+    const wrap = el("div", { class: "figrow" }, host);
+    const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: "chart", "data-chart": c.id }, wrap);
+    const side = el("div", { class: "side" }, wrap);
+    function draw() {
+      svg.textContent = "";
+      const shown = rows.filter(r => visible(r[0]));
+      const vmax = Math.max(100, ...shown.flatMap(r => c.roofs.map(k => r[1][k] || 0))) * 1.2;
+      const xs = v => left + v / vmax * (W - left - right);
+      const g = sv("g", {}, svg);
+      sv("text", { x: left + (W - left - right) / 2, y: 14, class: "ptitle", "text-anchor": "middle" }, g, c.title);
+      sv("line", { x1: xs(100), x2: xs(100), y1: top, y2: top + shown.length * rowH, class: "hline" }, g);
+      sv("text", { x: xs(100) + 4, y: top + 10, class: "tick" }, g, "measured time");
+      shown.forEach((r, n) => {
+        const [i, pcts, binding, note] = r, y0 = top + n * rowH, e = E[i];
+        sv("text", { x: left - 8, y: y0 + 20, class: "tick", "text-anchor": "end", "data-i": i }, g, e.variant);
+        sv("text", { x: left - 8, y: y0 + 33, class: "tick small", "text-anchor": "end", "data-i": i }, g,
+          `Nq${e.Nq} Nkv${e.Nkv} d${e.d} ${e.mask} Br${e.Br} Bc${e.Bc}`);
+        c.roofs.forEach((k, j) => {
+          const y = y0 + 6 + j * 15, v = pcts[k];
+          if (v === null || v === undefined) {
+            sv("text", { x: xs(0) + 4, y: y + 10, class: "tick unknown" }, g, `${k}: unknown${k === "exp" && note ? " — " + note : ""}`);
+            return;
+          }
+          sv("rect", { x: xs(0), y: y, width: Math.max(1, xs(v) - xs(0)), height: 12, "data-i": i,
+            class: `bbar ${k}` + (k === binding ? " binding" : "") }, g);
+          sv("text", { x: xs(v) + 4, y: y + 10, class: "tick" + (k === binding ? " strong" : "") }, g,
+            `${pct(v)}${k === binding ? " ← " + k + "-bound" : ""}`);
+        });
+      });
+      if (!shown.length) sv("text", { x: W / 2, y: top + 20, class: "empty", "text-anchor": "middle" }, g, "no row passes the filters");
+    }
+    const items = c.roofs.map(k => ({ label: { compute: "compute: FLOPs / peak", memory: "memory: bytes / bandwidth", exp: "exp: exps / exp rate" }[k],
+      draw: s => sv("rect", { x: 1, y: 1, width: 24, height: 10, class: `bbar ${k} binding` }, s) }));
+    legend(side, c, [...new Set(rows.map(r => E[r[0]].variant))].sort(), [["lower bounds (% of measured time)", items]]);
+    redraws.push(draw);
+  }
+
   // ---- every plotted entry (sortable) ------------------------------------------------------
   function renderEntries(host) {
     const cols = [["name", i => E[i].name], ["time (ms)", i => E[i].time_ms], ["TFLOP/s", i => E[i].tflops],
@@ -622,6 +684,7 @@
     tflops_seq: ["TFLOP/s vs sequence length", "Achieved TFLOP/s per variant (fastest tile per problem) against N = Nq = Nkv; the baseline is dashed, library peers dotted."],
     speedup: ["Speedup", "Baseline time / variant time for the same problem in this run; above 1 (the dashed line) the variant is faster. Hover a point for the baseline entry it is paired with."],
     versus: ["Versus libraries", "Per problem: the fastest attnbench softmax variant (over its tiles) and the fastest library (a peer, or an attnbench row that is one fused library call), from the same run. Ratio = attnbench time / library time: above 1 the library is faster (shaded)."],
+    bounds: ["Bound breakdown", "Each variant's best configuration (highest TFLOP/s): its three lower bounds — compute (useful FLOPs / peak), memory (bytes / bandwidth), exp (exponentials / exp rate) — as a share of its measured time. The longest bar is the roof that binds (outlined) and its length the % of bound; 100% = at that roof. An exp roof the file cannot give (no exps, or no exp rate) is written as unknown."],
     compare: ["Compare", "Each configuration present in both runs: ratio = time B / time A. The grey bar is its noise band, 1/limit … limit with limit = 1 + max(threshold, k · (cv_A + cv_B)); a point above it slowed down (regression, red triangle), below it sped up."],
   };
   for (const c of D.charts) {
@@ -635,6 +698,7 @@
     if (c.type === "roofline") renderRoofline(c, host);
     else if (c.type === "lines") renderLines(c, host);
     else if (c.type === "versus") renderVersus(c, host);
+    else if (c.type === "bounds") renderBounds(c, host);
     else if (c.type === "compare") renderCompare(c, host);
   }
   if (D.kind === "report") { const sec = el("section", { "data-section": "entries" }, page); el("h2", {}, sec, "Entries"); renderEntries(sec); }
