@@ -235,6 +235,14 @@ if step ceilings "$out/ceilings.log" "${GPU_CHECK_CEILINGS_S:-45}" sh -c \
    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["ceilings"]["measured"]' "$out/ceilings.json" \
      2>/dev/null; then
   ceilings=(--ceilings-from "$out/ceilings.json")
+  # The exp roof (issue 23): the measured ex2 rate beside the copy bandwidth and GEMM peaks.
+  say "ceilings: $(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["ceilings"]; m, t = c.get("measured", {}), c.get("theoretical", {})
+r = lambda v: ("%.3g T exp/s" % (v / 1e12) if v >= 1e12 else "%.3g G exp/s" % (v / 1e9)) if isinstance(v, (int, float)) else "none"
+print("copy %.0f GB/s; TFLOP/s %s; exp rate %s measured, %s theoretical%s" % (m.get("bandwidth_gbps", 0),
+      " ".join("%s %.1f" % kv for kv in m.get("tflops", {}).items()), r(m.get("exps_per_s")),
+      r(t.get("exps_per_s")), (" (" + m["exp_method"]["error"] + ")") if "error" in m.get("exp_method", {}) else ""))' \
+      "$out/ceilings.json" 2>&1)"
 fi
 
 # ---- GPU tests: one process under the watchdog ----------------------------------------------------

@@ -21,6 +21,17 @@ def read(path: str) -> str:
         return ""
 
 
+def exp_rate(c: dict) -> str:
+    """The exp roof's rate of one ceiling set (issue 23), as the summary prints it."""
+    if "exps_per_s" not in c:
+        return "; exp rate not recorded"
+    v = c["exps_per_s"]
+    if not isinstance(v, (int, float)):
+        why = (c.get("exp_method") or {}).get("error", "no value")
+        return f"; exp rate none ({why})"
+    return f"; exp rate {v / 1e12:.3g} T exp/s" if v >= 1e12 else f"; exp rate {v / 1e9:.3g} G exp/s"
+
+
 def load_run(out: str, name: str) -> tuple[dict | None, str]:
     """(doc, note): NAME.json, else its results log (a step cut short)."""
     path = os.path.join(out, name)
@@ -113,10 +124,10 @@ def main() -> None:
     meas, theo = ceil.get("measured", {}), ceil.get("theoretical", {})
     if meas:
         lines.append("ceilings measured: {:.0f} GB/s; TFLOP/s ".format(meas.get("bandwidth_gbps", 0)) +
-                     " ".join(f"{k} {v:.1f}" for k, v in meas.get("tflops", {}).items()))
+                     " ".join(f"{k} {v:.1f}" for k, v in meas.get("tflops", {}).items()) + exp_rate(meas))
     if theo:
         lines.append("ceilings theoretical: {:.0f} GB/s; TFLOP/s ".format(theo.get("bandwidth_gbps", 0)) +
-                     " ".join(f"{k} {v:.1f}" for k, v in theo.get("tflops", {}).items()))
+                     " ".join(f"{k} {v:.1f}" for k, v in theo.get("tflops", {}).items()) + exp_rate(theo))
     if doc is not None:
         if note:
             lines.append(note)

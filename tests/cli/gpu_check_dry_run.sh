@@ -49,6 +49,8 @@ expect "^flash1 .* 0/0/0/4 +none run \(row quarantined"
 expect "^linear .* 0/0/0/4 +none run \(row quarantined"
 expect "^naive .* 4/0/0/0 +PASS$"
 expect "^ceilings measured: "
+# The exp roof's rate beside the other ceilings (issue 23), in the summary and the script's log.
+expect "^ceilings measured: .*; exp rate [0-9.e+-]+ [TG] exp/s$"
 grep -q -- "--ceilings-from $work/out/ceilings.json" "$work/out/sweep.log" 2>/dev/null ||
   grep -q "ceilings_from" "$work/out/quick.json" || fail "the quick sweep did not take ceilings.json"
 python3 - "$work/out/quick.json" "$work/out/ceilings.json" <<'PY' || fail "ceilings were measured again"
