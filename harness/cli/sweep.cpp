@@ -9,6 +9,7 @@
 #include "harness/cli/args.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/context.hpp"
+#include "harness/exp_ceiling.hpp"
 #include "harness/cuda_module.hpp"
 #include "harness/host_info.hpp"
 #include "harness/json_output.hpp"
@@ -204,7 +205,8 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     json measured = ceilings_from_file(c.ceilings_from, device, &from);
     if (measured.is_null() && c.resume) measured = ceilings_from_log(log_path, device, &from);
     if (measured.is_null()) {  // measure (the costly part: 1 GiB copies and 8192^3 GEMMs on a GPU)
-      const json m = be->context(true);
+      json m = be->context(true);
+      add_exp_ceilings(m, be->kind(), true);  // the exp rate beside bandwidth and GEMM (kept where measured)
       if (m.contains("ceilings") && m["ceilings"].contains("measured")) measured = m["ceilings"]["measured"];
       from = "measured by this run";
     }
