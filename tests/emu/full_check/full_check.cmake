@@ -6,6 +6,7 @@
 #   emu.full_check_rows         correct rows pass with every row compared on the device
 #   emu.full_check_skip_tile    flash1 at B1 H8 Nq4096: passes (its control below must fail)
 #   emu.full_check_one_row      flash1 bf16 B1 H2 N256 causal: passes (its control below must fail)
+#   emu.full_check_baselines    cublas_unfused bf16/fp16: 4 x its worst row within row_tolerance
 #   emu.neg.full_check_skip_tile  a flash1 that never writes query tile 38 of head 5 at Nq 4096
 #                                 (rows the fp64 sample misses): the entry must fail, naming row 2432
 #   emu.neg.full_check_one_row    a flash1 whose row 355 (head 1, row 99) is 25 % off (a sampled row): the
@@ -34,7 +35,7 @@ function(ab_fc_exe name)
   add_dependencies(attnbench_emu_tests ${name})
 endfunction()
 ab_fc_exe(attnbench_emu_full_check)
-foreach(c agree rows skip_tile one_row)
+foreach(c agree rows skip_tile one_row baselines)
   add_test(NAME emu.full_check_${c} COMMAND attnbench_emu_full_check ${c})
   set_tests_properties(emu.full_check_${c} PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endforeach()

@@ -25,6 +25,8 @@
 //                                       emu.neg.full_check_one_row: a flash1 wrong by 25 % in one
 //                                       (sampled) row, 355, must fail the worst-row gate while rel_err
 //                                       (pooled over the sample) stays within the tolerance
+//   attnbench_emu_full_check baselines  cublas_unfused at bf16 and fp16: 4 x its worst row is
+//                                       within row_tolerance (the rule that set it)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -276,6 +278,21 @@ void case_one_row() {
   check(passes(r), "one_row: flash1 bf16 B1 H2 N256 causal passes");
 }
 
+// The tolerance rule of the worst-row gate (harness/tensors.cpp row_tolerance): at fp16 and
+// bf16 a small multiple (4x) of the worst row of the same-precision unfused baseline, capped.
+// The baseline itself must stay within it: a wrong-but-finite baseline, or a tolerance set
+// below 4x what the baseline does, fails this case (as tests/gpu/tolerance.hpp's cap check).
+void case_baselines() {
+  emu_cuda_backend be;
+  reference_cache cache;
+  for (dtype t : {dtype::bf16, dtype::fp16}) {
+    const validated r = run_row(be, cache, "cublas_unfused", make(1, 4, 4, 256, 256, 64, t, "causal"));
+    check(passes(r) && 4 * r.v.worst_row_err <= r.v.row_tolerance,
+          std::string("baselines: cublas_unfused ") + std::string(to_string(t)) +
+              ": 4 x its worst row is within row_tolerance");
+  }
+}
+
 }  // namespace
 }  // namespace attnbench
 
@@ -288,8 +305,9 @@ int main(int argc, char** argv) {
     if (sel == "all" || sel == "rows") case_rows(), ran = true;
     if (sel == "all" || sel == "skip_tile") case_skip_tile(), ran = true;
     if (sel == "all" || sel == "one_row") case_one_row(), ran = true;
+    if (sel == "all" || sel == "baselines") case_baselines(), ran = true;
     if (!ran) {
-      std::fprintf(stderr, "no case '%s' (agree, rows, skip_tile, one_row, all)\n", sel.c_str());
+      std::fprintf(stderr, "no case '%s' (agree, rows, skip_tile, one_row, baselines, all)\n", sel.c_str());
       return 2;
     }
   } catch (const std::exception& e) {
