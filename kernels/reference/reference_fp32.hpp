@@ -3,12 +3,13 @@
 // fp64 reference (attention_reference.hpp) stays the judge of rel_err on sampled rows;
 // this one makes every row's error cheap enough to measure on every configuration.
 //
-// Per (batch, query head) and block of query rows: S = Q K^T (softmax; linear:
-// phi(Q) phi(K)^T) by OpenBLAS's sgemm -- not the CPU kernels' AVX-512 tile products --,
-// the mask and the row weights W (softmax: exp(s / sqrt(d) - m) over the visible keys,
-// m their maximum; linear: s itself) in fp32 with the row sums in fp64, then O = W V by
-// sgemm and the division by the row sum. Masks through core/mask.hpp: the global
-// prefix and the window interval per row; sparse terms key by key (is_visible).
+// Per (batch, query head) and block of query rows, the blocks in parallel (OpenMP, OpenBLAS
+// single-threaded meanwhile): S = Q K^T (softmax; linear: phi(Q) phi(K)^T) over the keys
+// the block's rows see, by OpenBLAS's sgemm -- not the CPU kernels' AVX-512 tile
+// products --, the mask and the row weights W (softmax: exp(s / sqrt(d) - m) over the
+// visible keys, m their maximum; linear: s itself) in fp32 with the row sums in fp64,
+// then O = W V by sgemm and the division by the row sum. Masks through core/mask.hpp:
+// the global prefix and the window interval per row; sparse terms key by key (is_visible).
 #pragma once
 
 #include <vector>
