@@ -78,9 +78,8 @@ run_step() {
   summary+=("$name build $((t1 - t0)) s + tests $((t2 - t1)) s")
 }
 
-targets=(attnbench_emu_tests attnbench_emu_flash2 attnbench_emu_san_controls)
-# flash3's cases (tests/emu/flash3/tests.cmake) have their own executable.
-[[ -f tests/emu/flash3/tests.cmake ]] && targets+=(attnbench_emu_flash3)
+# attnbench_emu_checks (tests/emu.cmake): every emulator executable but the mutants.
+targets=(attnbench_emu_checks)
 for s in "${steps[@]}"; do
   case "$s" in
     asan) run_step asan address,undefined asan "" "${targets[@]}" ;;

@@ -173,10 +173,18 @@ add_library(attnbench_emu_gtests OBJECT ${ab_emu_gtest_sources})
 ab_emu_setup(attnbench_emu_gtests)
 target_link_libraries(attnbench_emu_gtests PRIVATE GTest::gtest)
 
+# Every emulator executable but the mutants (SWAP_FAMILY): what the emu.*
+# tests outside emu.neg.* run, so scripts/emu_sanitizers.sh builds this one
+# target instead of naming executables.
+add_custom_target(attnbench_emu_checks)
+
 # An executable of the emulator world; SWAP "fam=file" replaces one family's
 # objects with a (mutated) source.
 function(ab_emu_exe name)
   cmake_parse_arguments(A "" "SWAP_FAMILY;KIND" "SWAP_SOURCE;SOURCES" ${ARGN})
+  if(NOT A_SWAP_FAMILY)
+    add_dependencies(attnbench_emu_checks ${name})
+  endif()
   set(objs $<TARGET_OBJECTS:attnbench_emu_base>)
   foreach(fam ${ab_emu_all_families})
     if(NOT fam STREQUAL "${A_SWAP_FAMILY}")
@@ -336,6 +344,7 @@ if(NOT ab_emu_san STREQUAL "thread")
       target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main)
     endfunction()
     ab_emu_oracle(attnbench_emu_hopper_oracle ${CMAKE_SOURCE_DIR})
+    add_dependencies(attnbench_emu_checks attnbench_emu_hopper_oracle)
     add_test(NAME emu.hopper_oracle COMMAND attnbench_emu_hopper_oracle)
     set_tests_properties(emu.hopper_oracle PROPERTIES LABELS cpu TIMEOUT 60)
     # Controls: the MN-major no-swizzle layout with LBO and SBO swapped (the
