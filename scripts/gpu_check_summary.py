@@ -63,7 +63,9 @@ def smoke_verdicts(doc: dict) -> dict[str, str]:
     for b in doc.get("benchmarks", []):
         row, st = b.get("variant", "?"), b.get("status")
         if st == "ok":
-            v = "pass" if b.get("err_ok") else f"wrong (rel_err {b.get('rel_err')})"
+            v = "pass" if b.get("err_ok") else (f"wrong (rel_err {b.get('rel_err')}, worst row "
+                                                f"{b.get('worst_row_err')} at {b.get('worst_row')}, "
+                                                f"{b.get('nonfinite_outputs')} non-finite)")
         elif st == "failed":
             fault = b.get("row_fault")
             v = {"timeout": "hang", "crash": "crash", "device_error": "crash"}.get(fault, "error")
@@ -131,7 +133,8 @@ def main() -> None:
     if doc is not None:
         if note:
             lines.append(note)
-        per = defaultdict(lambda: {"tf": 0.0, "gb": 0.0, "err": 0.0, "ok": 0, "skip": 0, "fail": 0, "bad": 0, "quar": 0})
+        per = defaultdict(lambda: {"tf": 0.0, "gb": 0.0, "err": 0.0, "row": 0.0,
+                                   "ok": 0, "skip": 0, "fail": 0, "bad": 0, "quar": 0})
         for b in doc.get("benchmarks", []):
             v = per[b.get("variant", "?")]
             st = b.get("status", "failed" if b.get("error_occurred") else "ok")
@@ -149,18 +152,19 @@ def main() -> None:
                 v["bad"] += 1
             else:
                 v["err"] = max(v["err"], err)
+            v["row"] = max(v["row"], b.get("worst_row_err") or 0.0)
             if b.get("err_ok") is False:
                 v["bad"] += 1
         lines.append("")
         lines.append(f"{'variant':20s} {'best TFLOP/s':>12s} {'best GB/s':>10s} {'max rel err':>11s} "
-                     f"{'ok/skip/fail/quar':>18s}  result")
+                     f"{'worst row':>9s} {'ok/skip/fail/quar':>18s}  result")
         for name in sorted(per):
             v = per[name]
             res = "PASS" if v["fail"] == 0 and v["bad"] == 0 and v["ok"] > 0 else (
                 "none run" if v["ok"] == 0 and v["fail"] == 0 else "FAIL")
             if v["quar"]:
                 res += " (row quarantined: crashed or hung)"
-            lines.append(f"{name:20s} {v['tf']:12.2f} {v['gb']:10.1f} {v['err']:11.2e} "
+            lines.append(f"{name:20s} {v['tf']:12.2f} {v['gb']:10.1f} {v['err']:11.2e} {v['row']:9.2e} "
                          f"{v['ok']:>5d}/{v['skip']}/{v['fail']}/{v['quar']:<6d}  {res}")
     else:
         lines.append("no sweep result (quick.json or its log): see sweep.log")

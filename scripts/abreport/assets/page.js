@@ -173,6 +173,11 @@
       rows.push(["rel. error", `${fmt(e.rel_err, 2)}${ok} (tolerance ${fmt(e.tolerance)})` +
         (e.e2e_rel_err !== undefined && e.e2e_rel_err !== null ? `; end to end ${fmt(e.e2e_rel_err, 2)}` : "")]);
     }
+    if (e.worst_row_err !== undefined && e.worst_row_err !== null) {
+      const w = e.worst_row ? ` at (b, h, row) = (${e.worst_row.join(", ")})` : "";
+      rows.push(["worst row", `${fmt(e.worst_row_err, 2)}${w} (tolerance ${fmt(e.row_tolerance)}); ` +
+        `${e.rows_checked} of ${e.rows_total} rows checked, ${e.nonfinite_outputs ?? 0} non-finite`]);
+    }
     if (e.library) rows.push(["library", e.library]);
     return rows;
   }
@@ -577,7 +582,7 @@
     const cols = [["name", i => E[i].name], ["time (ms)", i => E[i].time_ms], ["TFLOP/s", i => E[i].tflops],
       ["GB/s", i => E[i].gbps], ["intensity", i => I[i].roof ? I[i].roof.intensity : null],
       ["bound", i => I[i].roof ? I[i].roof.bound : ""], ["% of roof", i => I[i].roof ? I[i].roof.pct : null],
-      ["rel. error", i => E[i].rel_err]];
+      ["rel. error", i => E[i].rel_err], ["worst row", i => E[i].worst_row_err]];
     const det = el("details", {}, host);
     const sm = el("summary", {}, det, "Every entry that ran (sortable; hover a row for its entry)");
     const t = el("table", { class: "data" }, det);
