@@ -8,12 +8,9 @@
 
 See docs/charts.md for what each chart shows and how to read it.
 """
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from abreport.cli import main  # noqa: E402
+from abreport.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,6 +6,7 @@ and the fp8 table. Every part reads what its step left, also when the step was c
 (a sweep's results log when its JSON is missing)."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -78,8 +79,11 @@ def smoke_verdicts(doc: dict) -> dict[str, str]:
     return verdict
 
 
-def main() -> None:
-    out = sys.argv[1]
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gpu_check_summary.py",
+                                 description="summary.txt of one scripts/gpu_check.sh output folder")
+    ap.add_argument("out", help="the folder scripts/gpu_check.sh wrote")
+    out = ap.parse_args(argv).out
     lines: list[str] = []
     env = read(os.path.join(out, "env.txt"))
     gpu = re.search(r"GPU 0: ([^(\n]+)", env)
@@ -182,7 +186,8 @@ def main() -> None:
                          f"{b.get('mask', '?'):>7s} {b.get('tflops') or 0:8.1f} {b.get('rel_err') or 0:9.2e} "
                          f"{e2e if e2e is not None else float('nan'):9.2e}")
     print("\n".join(lines))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

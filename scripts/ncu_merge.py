@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from abnsight import merge, ncu_csv  # noqa: E402
+from abnsight import merge, ncu_csv
 
 PROG = "ncu_merge"
 

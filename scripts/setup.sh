@@ -70,6 +70,15 @@ then
   echo "setup: installing Python requirements ($(basename "$req"))" >&2
   "$py" -m pip install -q -r "$req"
 fi
+# The tools as a package (pyproject.toml): `attnbench-tools` on PATH, editable so the checkout
+# stays the code that runs (~5 s; needs PyPI for setuptools; the scripts run without it).
+# Installed when absent or when the installed one points at another checkout.
+if want python && ! (cd / && "$py" -c 'import attnbench_tools, os, sys
+sys.exit(os.path.realpath(attnbench_tools.__file__) != os.path.realpath(sys.argv[1]))' \
+                       "$here/attnbench_tools.py") 2>/dev/null; then
+  "$py" -m pip install -q --root-user-action=ignore --no-deps -e "$here/.." ||
+    echo "setup: attnbench-tools not installed (pip install -e . failed); scripts/*.py still run" >&2
+fi
 want system || exit 0
 
 # cudnn-frontend's header-only C++ graph API for the cudnn_sdpa row (docs/cudnn.md): only the

@@ -12,9 +12,6 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 ENTRY = os.path.join(SCRIPTS, "attnbench_report.py")
 
-if SCRIPTS not in sys.path:
-    sys.path.insert(0, SCRIPTS)
-
 
 def fixture_path(name: str) -> str:
     from generated_fixtures import generated_path

@@ -20,9 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = Path(__file__).resolve().parent / "fixtures" / "ncu"
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from abnsight import merge, ncu_csv, units  # noqa: E402
+from abnsight import merge, ncu_csv, units
 
 FLASH = "flash2/cuda/bf16/B:1/H:8/Hkv:8/Nq:1024/Nkv:1024/d:64/mask:causal/Br:128/Bc:64"
 NAIVE = "naive/cuda/bf16/B:1/H:8/Hkv:8/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"
@@ -242,7 +240,7 @@ def test_name_found_in_unparsed_nvtx_column() -> None:
 
 
 def test_merge_is_importable_without_cwd(tmp_path: Path) -> None:
-    # The command works from any directory (it puts scripts/ on sys.path itself).
+    # The command works from any directory (Python puts the script's folder on sys.path).
     p = subprocess.run([sys.executable, str(ROOT / "scripts" / "ncu_merge.py"), "--help"],
                        capture_output=True, text=True, check=False, cwd=tmp_path,
                        env={**os.environ, "PYTHONPATH": ""})

@@ -23,8 +23,7 @@ SWEEP = ["--backend", "cpu", "--nq", "32", "--nkv", "96", "--heads", "4", "--kv-
          "--mask", "none,causal,local:15,8+global:4", "--variant", "flash2", "--no-ceilings", "--reps", "2"]
 SDPA = "torch_sdpa,torch_sdpa_math,torch_sdpa_efficient"
 
-sys.path.insert(0, SCRIPTS)
-import peers  # noqa: E402
+import peers
 
 
 def run_peers(problems, out, *extra):

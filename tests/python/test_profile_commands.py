@@ -220,7 +220,6 @@ def test_json_supplies_the_sweep_of_the_odd_point(tmp_path: Path) -> None:
 
 
 def test_sweep_args_helper() -> None:
-    sys.path.insert(0, str(ROOT / "scripts"))
     from abnsight.sweep_args import sweep_args
 
     assert sweep_args("attnbench sweep --filter x --out=o.json --hot --seq 512") == ["--seq", "512"]
