@@ -6,3 +6,11 @@ add_test(NAME static.emu_processor_guard
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/emu_processor_guard.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/emu_processor_guard)
 set_tests_properties(static.emu_processor_guard PROPERTIES LABELS "cpu;static" TIMEOUT 180)
+
+# The negative controls survive any reformat (tests/emu/mutate.cmake): a copy of the tree with
+# kernels/ and tests/emu reformatted to another style configures with the same mutants; a
+# deleted mutation site stops the configure (the control). ~20 s: three CPU-only configures.
+add_test(NAME static.mutations_survive_format
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/mutations_survive_format.sh ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/mutations_survive_format)
+set_tests_properties(static.mutations_survive_format PROPERTIES LABELS "cpu;static" TIMEOUT 300 SKIP_RETURN_CODE 77)
