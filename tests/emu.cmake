@@ -1,7 +1,7 @@
 # Host emulator of every CUDA kernel family (tests/emu/README.md). Every CUDA
 # source of kernels/cuda (kernels and their host runners) is compiled by the
 # C++ compiler with ATTN_EMULATE (launches through core/cuda/launch.cuh go to
-# the fiber runtime) and ATTN_FLASH2_EMULATE (flash2's PTX twins), against the
+# the fiber runtime; the PTX helpers of flash2 and flash3 take their host twins), against the
 # stand-in headers of tests/emu/include (CUDA runtime, fp16/bf16, cuBLAS). No
 # CUDA toolkit or GPU is needed, so it runs with ATTNBENCH_CUDA ON or OFF
 # (ctest label `cpu`):
@@ -121,7 +121,7 @@ set(ab_emu_all_families unfused flash1 linear reference merge)
 
 function(ab_emu_setup tgt)
   target_include_directories(${tgt} BEFORE PRIVATE ${ab_emu_dir}/include ${CMAKE_SOURCE_DIR})
-  target_compile_definitions(${tgt} PRIVATE ATTN_EMULATE ATTN_FLASH2_EMULATE ATTNBENCH_WITH_CUDA
+  target_compile_definitions(${tgt} PRIVATE ATTN_EMULATE ATTNBENCH_WITH_CUDA
                              ATTNBENCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}" ATTNBENCH_BUILD_TYPE="${CMAKE_BUILD_TYPE}"
                              ATTNBENCH_CXX_COMPILER="${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}"
                              ATTNBENCH_CUDA_COMPILER="host emulator" ATTNBENCH_CUDA_ARCHS="emulated")

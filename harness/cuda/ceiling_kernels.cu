@@ -8,7 +8,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/dtype_traits.cuh"
 #include "core/cuda/launch.cuh"
-#include "kernels/cuda/flash2/flash2_ptx.cuh"  // f2::fast_exp2: ex2.approx.ftz.f32 (the emulator's twin under ATTN_FLASH2_EMULATE)
+#include "kernels/cuda/flash2/flash2_ptx.cuh"  // f2::fast_exp2: ex2.approx.ftz.f32 (the emulator's twin under ATTN_EMULATE)
 
 namespace attnbench::cuda {
 

@@ -1,5 +1,5 @@
 // launch_flash2_fwd<K> of the host emulator, included by flash2_kernel.cuh
-// under ATTN_FLASH2_EMULATE in place of its CUDA launcher (which that header
+// under ATTN_EMULATE in place of its CUDA launcher (which that header
 // keeps behind the macro): the same tile check, attribute and launch, through
 // the one launch helper (core/cuda/launch.cuh), so the emulator checks the
 // configuration (dynamic shared memory > 48 KB needs the attribute).

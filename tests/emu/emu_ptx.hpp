@@ -1,5 +1,5 @@
 // Host twins of the PTX building blocks in kernels/cuda/flash2/flash2_ptx.cuh,
-// included there instead of the inline PTX when ATTN_FLASH2_EMULATE is set.
+// included there instead of the inline PTX when ATTN_EMULATE is set.
 // Same names and signatures; the bodies (emu_runtime.cpp) follow the PTX ISA:
 // cp.async.cg 16 B with zero fill and commit/wait_group groups, ldmatrix .x4
 // (.trans), mma.sync m16n8k16 f32 += f16/bf16, ex2.approx.ftz.

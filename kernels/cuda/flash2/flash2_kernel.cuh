@@ -12,7 +12,7 @@
 // arrive by cp.async into two stages: the copy of tile j+1 is in flight while
 // tile j is computed. Shared memory rows are padded by 16 bytes, so the 8 row
 // addresses of every ldmatrix phase land in 8 different 16-byte bank groups
-// (conflict-free; see swz below for why not an XOR swizzle).
+// (conflict-free; see padded_offset below for why a pad and not an XOR swizzle).
 //
 // Expected bottleneck (not measured here; docs/flash2.md says how): a CTA
 // does 4 * BM * d FLOPs per key against 4 * d bytes of K and V (fp16/bf16),
@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <string>
 
-#if !defined(ATTN_FLASH2_EMULATE)  // the host emulator (tests/emu) has no CUDA runtime
+#if !defined(ATTN_EMULATE)  // the host emulator (tests/emu) has no CUDA runtime
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/launch.cuh"
 #endif
@@ -58,7 +58,7 @@ constexpr float neg_inf = -__builtin_huge_valf();
 // (since reworked). The pad stays because its address math is additive in
 // the k step and its conflict-freedom is a one-line argument.
 template <int D>
-__device__ __forceinline__ int swz(int row, int chunk) {
+__device__ __forceinline__ int padded_offset(int row, int chunk) {
   return row * (D + 8) + (chunk << 3);
 }
 
@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
       const int row = idx / CH, c = idx % CH;
       const bool ok = n0 + row < p.Nkv;
       const std::int64_t off = ok ? (n0 + row) * D + c * 8 : 0;
-      cp_async_16(dk + swz<D>(row, c), gK + off, ok ? 16 : 0);
-      cp_async_16(dv + swz<D>(row, c), gV + off, ok ? 16 : 0);
+      cp_async_16(dk + padded_offset<D>(row, c), gK + off, ok ? 16 : 0);
+      cp_async_16(dv + padded_offset<D>(row, c), gV + off, ok ? 16 : 0);
     }
   };
 
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
       const int row = idx / CH, c = idx % CH;
       const bool ok = r0 + row < rows;
       const std::int64_t off = ok ? flat_row(r0 + row) * D + c * 8 : 0;
-      cp_async_16(sQ + swz<D>(row, c), gQ + off, ok ? 16 : 0);
+      cp_async_16(sQ + padded_offset<D>(row, c), gQ + off, ok ? 16 : 0);
     }
     load_kv(tile_at(ord.lo), 0);
     cp_async_commit();
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
       if (it == 0) {
 #pragma unroll
         for (int ks = 0; ks < KS; ++ks)
-          ldmatrix_x4(q_frag[ks], sQ + swz<D>(row_base(0) + (lane & 15), 2 * ks + (lane >> 4)));
+          ldmatrix_x4(q_frag[ks], sQ + padded_offset<D>(row_base(0) + (lane & 15), 2 * ks + (lane >> 4)));
       }
     }
 
@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
 #pragma unroll
           for (int e = 0; e < 4; ++e) a[mt][e] = q_frag[ks][e];
         } else {
-          ldmatrix_x4(a[mt], sQ + swz<D>(row_base(mt) + (lane & 15), 2 * ks + (lane >> 4)));
+          ldmatrix_x4(a[mt], sQ + padded_offset<D>(row_base(mt) + (lane & 15), 2 * ks + (lane >> 4)));
         }
       }
 #pragma unroll
@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
         // b0/b1 of n-tile 2np, then of n-tile 2np + 1.
         std::uint32_t bk[4];
         const int key = wn * K::WKEYS + np * 16 + (lane & 7) + ((lane >> 4) << 3);
-        ldmatrix_x4(bk, tK + swz<D>(key, 2 * ks + ((lane >> 3) & 1)));
+        ldmatrix_x4(bk, tK + padded_offset<D>(key, 2 * ks + ((lane >> 3) & 1)));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma_16816<T>(s[mt][2 * np], a[mt], bk[0], bk[1]);
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
         // at chunk 2dp+1: b0/b1 of d-tile 2dp, then of d-tile 2dp + 1.
         std::uint32_t bv[4];
         const int key = wn * K::WKEYS + ps * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-        ldmatrix_x4_trans(bv, tV + swz<D>(key, 2 * dp + (lane >> 4)));
+        ldmatrix_x4_trans(bv, tV + padded_offset<D>(key, 2 * dp + (lane >> 4)));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma_16816<T>(o_acc[mt][2 * dp], a[mt], bv[0], bv[1]);
@@ -457,7 +457,7 @@ std::string flash2_tile_mismatch(const flash2_params& prm) {
          " launched on the " + std::to_string(K::BM) + "x" + std::to_string(K::BN) + " kernel";
 }
 
-#if !defined(ATTN_FLASH2_EMULATE)
+#if !defined(ATTN_EMULATE)
 // Host launcher of one instantiation (called from its own translation unit).
 // The host emulator (tests/emu/emu_launch.hpp) defines its own, with the same
 // grid and tile check.
@@ -474,10 +474,10 @@ void launch_flash2_fwd(const flash2_params& prm, void* stream) {
   launch(flash2_fwd_kernel<K>, flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream), prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }
-#endif  // !ATTN_FLASH2_EMULATE
+#endif  // !ATTN_EMULATE
 
 }  // namespace attnbench::cuda
 
-#if defined(ATTN_FLASH2_EMULATE)
+#if defined(ATTN_EMULATE)
 #include <attn_emu_launch.hpp>  // provided by the emulator's include path (tests/emu/include)
 #endif

@@ -10,13 +10,13 @@
 // register i of every lane receives (row lane/4, cols 2(lane%4)..+1) of matrix
 // i (of its transpose with .trans).
 //
-// Seam for the host emulator (tests/emu): with ATTN_FLASH2_EMULATE defined
+// Seam for the host emulator (tests/emu): with ATTN_EMULATE defined
 // (g++, no CUDA) the same names come from the emulator's attn_emu_ptx.hpp (tests/emu/emu_ptx.hpp), host twins of
 // each instruction written from the PTX ISA; the kernel body is compiled
 // unchanged against them.
 #pragma once
 
-#if defined(ATTN_FLASH2_EMULATE)
+#if defined(ATTN_EMULATE)
 #include <attn_emu_ptx.hpp>  // provided by the emulator's include path (tests/emu/include)
 #else
 
@@ -102,4 +102,4 @@ __device__ __forceinline__ std::uint32_t pack2<__half>(float lo, float hi) {
 
 }  // namespace attnbench::cuda::f2
 
-#endif  // ATTN_FLASH2_EMULATE
+#endif  // ATTN_EMULATE

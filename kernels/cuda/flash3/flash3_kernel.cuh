@@ -82,7 +82,7 @@ constexpr float neg_inf = -__builtin_huge_valf();
 
 // Fault switches exist only in the emulator build (emu.flash3_faults).
 __device__ __forceinline__ bool faulty(const flash3_params& prm, flash3_fault f) {
-#if defined(ATTN_FLASH2_EMULATE)
+#if defined(ATTN_EMULATE)
   return prm.fault == f;
 #else
   (void)prm;

@@ -1,7 +1,7 @@
 // The one PTX seam of the flash3 kernels (sm_90a): mbarrier, TMA
 // (cp.async.bulk.tensor), wgmma (16-bit and e4m3), the e4m3 conversion,
 // named barriers, elect.sync, setmaxnreg.
-// With ATTN_FLASH2_EMULATE (the host emulator, tests/emu) the same names and
+// With ATTN_EMULATE (the host emulator, tests/emu) the same names and
 // signatures come from the emulator's twins (attn_emu_hopper_ptx.hpp, the
 // seam's contract); otherwise they are inline PTX here, and the wgmma forms
 // (one asm string per N: N/2 accumulator registers) come from the generated
@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#if defined(ATTN_FLASH2_EMULATE)
+#if defined(ATTN_EMULATE)
 #include <attn_emu_hopper_ptx.hpp>  // the emulator's include path (tests/emu/include)
 #else
 
@@ -133,7 +133,7 @@ __device__ __forceinline__ std::uint16_t cvt_e4m3x2(float hi, float lo) {
 
 #include "kernels/cuda/flash3/flash3_wgmma.cuh"  // wgmma_ss / wgmma_rs / *_e4m3 per N (generated)
 
-#endif  // ATTN_FLASH2_EMULATE
+#endif  // ATTN_EMULATE
 
 namespace attnbench::cuda::f3 {
 
@@ -159,14 +159,14 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
 // Keeps the compiler from moving reads or writes of an accumulator or A
 // fragment register across wgmma issue / wait (the asm "touches" it).
 __device__ __forceinline__ void fence_operand(float& x) {
-#if !defined(ATTN_FLASH2_EMULATE)
+#if !defined(ATTN_EMULATE)
   asm volatile("" : "+f"(x)::"memory");
 #else
   (void)x;
 #endif
 }
 __device__ __forceinline__ void fence_operand(std::uint32_t& x) {
-#if !defined(ATTN_FLASH2_EMULATE)
+#if !defined(ATTN_EMULATE)
   asm volatile("" : "+r"(x)::"memory");
 #else
   (void)x;

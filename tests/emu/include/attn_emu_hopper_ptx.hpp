@@ -1,6 +1,6 @@
 // Host twins of the Hopper (sm_90a) PTX building blocks of the flash3 kernels
 // (kernels/cuda/flash3/flash3_ptx.cuh), included there instead of the inline
-// PTX when ATTN_FLASH2_EMULATE is set. This file is the seam's contract: the
+// PTX when ATTN_EMULATE is set. This file is the seam's contract: the
 // kernel side implements the same names and signatures with inline PTX, the
 // emulator side (tests/emu/emu_hopper.cpp) implements them from the PTX ISA
 // text. Semantics each twin must follow are written beside it.
