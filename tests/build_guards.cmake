@@ -1,7 +1,8 @@
 # The emulator's processor guard (tests/emu.cmake): a configure for a host that is not x86-64
 # (ATTNBENCH_EMU_PROCESSOR=aarch64 stands in for an aarch64 machine) leaves out every emu.*
 # test and emulator target and keeps the product and the other tests; the x86_64 configure is
-# the control (emu.* present). ~10 s: two CPU-only configures of a scratch folder.
+# the control (emu.* present), and the control of static.emu_covers_cuda_sources (tests/emu.cmake:
+# a probe source no emulator target compiles must be listed). ~10 s: two CPU-only configures.
 add_test(NAME static.emu_processor_guard
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/emu_processor_guard.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/emu_processor_guard)

@@ -379,3 +379,68 @@ include(${ab_emu_dir}/flash3/tests.cmake OPTIONAL)
 
 # Issue 30: the cuda backend's check of every output, and its two negative controls.
 include(${ab_emu_dir}/full_check/full_check.cmake)
+
+# ---- coverage: every CUDA source of the product runs here, or says why not ---------------
+# Product CUDA sources (kernels/cuda, harness/cuda) against what the emulator targets compile
+# (directly, or #included by a generated translation unit: the wrappers, the instance tables). A source in neither list fails static.emu_covers_cuda_sources, so a new kernel cannot
+# land without its emulator run. ATTNBENCH_EMU_COVERAGE_PROBE (a path, for that test's
+# control) adds a product source that exists nowhere.
+set(ab_emu_not_emulated
+    "harness/cuda/cuda_backend.cpp|the CUDA runtime's streams and events: the emulator is the runtime"
+    "harness/cuda/exp_ceiling.cpp|host timing of the exp kernel (ceiling_kernels.cu is emulated, emu.exp_ceiling)"
+    "kernels/cuda/cudnn/cudnn_rows.cpp|cuDNN is a closed library: no source to emulate"
+    "kernels/cuda/cudnn/cudnn_sdpa.cpp|cuDNN is a closed library: no source to emulate")
+function(ab_emu_coverage_check)
+  file(GLOB_RECURSE product RELATIVE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/kernels/cuda/*.cu
+       ${CMAKE_SOURCE_DIR}/kernels/cuda/*.cpp ${CMAKE_SOURCE_DIR}/harness/cuda/*.cu ${CMAKE_SOURCE_DIR}/harness/cuda/*.cpp)
+  list(APPEND product ${ATTNBENCH_EMU_COVERAGE_PROBE})
+  set(covered)
+  get_property(targets DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t ${targets})
+    if(NOT t MATCHES "^attnbench_emu_")
+      continue()
+    endif()
+    get_target_property(srcs ${t} SOURCES)
+    foreach(s ${srcs})
+      if(NOT s OR s MATCHES "^\\$<")
+        continue()
+      endif()
+      if(NOT IS_ABSOLUTE "${s}")
+        set(s ${CMAKE_CURRENT_SOURCE_DIR}/${s})
+      endif()
+      string(FIND "${s}" "${ab_emu_gen}/" generated)
+      if(generated EQUAL 0)  # a generated TU: the product sources it #includes
+        file(STRINGS ${s} lines REGEX "^#include \"(kernels|harness)/cuda/.*\\.(cu|cpp)\"")
+        foreach(l ${lines})
+          string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" rel "${l}")
+          list(APPEND covered ${rel})
+        endforeach()
+      else()
+        file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${s})
+        list(APPEND covered ${rel})
+      endif()
+    endforeach()
+  endforeach()
+  set(declared)
+  foreach(entry ${ab_emu_not_emulated})
+    string(REGEX REPLACE "\\|.*" "" path "${entry}")
+    list(APPEND declared ${path})
+  endforeach()
+  set(missing)
+  foreach(f ${product})
+    if(NOT f IN_LIST covered AND NOT f IN_LIST declared)
+      list(APPEND missing ${f})
+    endif()
+  endforeach()
+  list(JOIN missing "\n" text)
+  file(WRITE ${CMAKE_BINARY_DIR}/emu_uncovered_sources.txt "${text}")
+  if(missing)
+    message(WARNING "CUDA sources not run by the host emulator (add them to a family in tests/emu.cmake, "
+                    "or to ab_emu_not_emulated with the reason):\n${text}")
+  endif()
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} CALL ab_emu_coverage_check)
+add_test(NAME static.emu_covers_cuda_sources
+         COMMAND sh -c "if [ -s \"$1\" ]; then echo 'CUDA sources the emulator does not run:'; cat \"$1\"; echo; exit 1; fi; echo ok" _
+                 ${CMAKE_BINARY_DIR}/emu_uncovered_sources.txt)
+set_tests_properties(static.emu_covers_cuda_sources PROPERTIES LABELS "cpu;static")
