@@ -13,11 +13,12 @@ SDPA gets is_causal only when Nq == Nkv and an explicit boolean mask otherwise.
 Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
 launch, one event pair per launch; on the CPU wall time (steady clock), each run after an
 LLC eviction (twice the last-level cache written) when the sweep evicted (--cpu-cache); the
-median of the repetitions. FLOPs: 4 d per visible (query, key) pair times B H (kernels/models:
-model_flops_softmax), checked equal to the sweep's own entries; bytes: the minimal IO
-(read Q, K, V once, write O once; bytes_model "minimal_io"). Error: relative L2 over
-sampled rows against an fp64 reference, NaN never passes, the sweep's tolerance per dtype
-(harness/tensors.cpp). What cannot run is an entry with status skipped and the reason.
+median of the repetitions. FLOPs, bytes and the tolerance are the sweep's own, read from its
+entries of the same problem (useful FLOPs `flops`, the minimal IO `bytes_min`: Q, K, V read
+once and O written once, bytes_model "minimal_io"; `tolerance`): this script keeps no copy of
+the models. Error: relative L2 over sampled rows against an fp64 reference computed here (the
+independent check: a mask or layout the sweep and the library both got wrong shows), NaN never
+passes. What cannot run is an entry with status skipped and the reason.
 
   python3 scripts/peers.py --problems results/<dev>/quick-<c>.json --out quick-<c>.peers.json
   attnbench merge quick-<c>.json quick-<c>.peers.json --out quick-<c>.json
@@ -46,9 +47,6 @@ import numpy as np
 
 PROG = "peers"
 ATTNBENCH_BACKENDS = ("cpu", "cuda")
-TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 3e-2, "e4m3": 0.0625}  # harness/tensors.cpp sweep_tolerance
-ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "e4m3": 1}  # of Q, K, V (core/problem.cpp dtype_bytes)
-OUTPUT_DTYPE = {"e4m3": "bf16"}  # of O, where it differs (core/problem.hpp output_dtype)
 # (backend, variant) in the order they run; `--variants` selects among them.
 VARIANTS = (("torch", "torch_sdpa"), ("torch", "torch_sdpa_flash"), ("torch", "torch_sdpa_efficient"),
             ("torch", "torch_sdpa_cudnn"), ("torch", "torch_sdpa_math"), ("torch", "torch_flex"),
@@ -104,6 +102,10 @@ class Problem:
     Nkv: int
     d: int
     mask: str
+    # From the sweep's entries of this problem (the harness's models and tolerance).
+    flops: Optional[float] = None
+    bytes_min: Optional[float] = None
+    tolerance: Optional[float] = None
 
     @property
     def m(self) -> Mask:
@@ -164,20 +166,6 @@ def visible_pairs_per_head(p: Problem) -> int:
     return int(keys.sum())
 
 
-def model_flops(p: Problem) -> float:
-    """kernels/models/common.cpp model_flops_softmax: 4 d per visible pair, times B H."""
-    return 4.0 * p.d * visible_pairs_per_head(p) * p.B * p.H
-
-
-def model_bytes_min(p: Problem) -> float:
-    """kernels/models/common.cpp model_bytes_min: Q, K, V read once, O written once."""
-    q = o = p.B * p.H * p.Nq * p.d
-    kv = p.B * p.Hkv * p.Nkv * p.d
-    e_in = ELEMENT_BYTES.get(p.dtype, 4)
-    e_out = ELEMENT_BYTES.get(OUTPUT_DTYPE.get(p.dtype, p.dtype), 4)
-    return float(e_in * (q + 2 * kv) + e_out * o)
-
-
 def read_sweep(path: str) -> tuple[dict, list[dict]]:
     """(context, entries) of an attnbench JSON or .log.jsonl results log."""
     try:
@@ -214,13 +202,24 @@ def softmax_rows(context: dict) -> Optional[set[str]]:
     return {r.get("name") for r in rows if isinstance(r, dict) and r.get("math") == "softmax"}
 
 
+def finite_number(v: Any) -> bool:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # a JSON integer beyond the float range
+        return False
+
+
 def problems_of(path: str) -> tuple[dict, list[Problem]]:
     """The sweep's distinct problems (tiles ignored), in order of first appearance; each in
     the first group it appears in other than `tiles` (a tile shape repeats another group's
-    problem). Checks the FLOP and byte models against the sweep's own entries."""
+    problem), with the useful FLOPs, minimal bytes and tolerance of its entries (every softmax
+    row of one problem must report the same ones)."""
     context, entries = read_sweep(path)
     softmax = softmax_rows(context)
     order: dict[tuple, Problem] = {}
+    figures: dict[tuple, dict[str, float]] = {}
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or e.get("backend") not in ATTNBENCH_BACKENDS or e.get("peer"):
             continue
@@ -238,28 +237,33 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
         have = order.get(p.key)
         if have is None or (have.group == "tiles" and p.group != "tiles"):
             order[p.key] = p if have is None else Problem(**{**have.__dict__, "group": p.group})
-        if p.mask_error:
-            continue
-        for key in ("flops", "bytes_min"):
+        known = figures.setdefault(p.key, {})
+        for key in ("flops", "bytes_min", "tolerance"):
             v = e.get(key)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                try:
-                    finite = math.isfinite(float(v))
-                except OverflowError:  # a JSON integer beyond the float range
-                    finite = False
-                if not finite:
-                    raise InputFault(f"{path}: benchmarks[{i}].{key}: expected a finite number")
-        if softmax is not None and e.get("variant") in softmax and isinstance(e.get("flops"), (int, float)):
-            if not math.isclose(e["flops"], model_flops(p), rel_tol=1e-12):
-                raise InputFault(f"{path}: benchmarks[{i}] ('{e.get('name')}'): flops {e['flops']} differ "
-                                 f"from this script's model {model_flops(p)}")
-        if isinstance(e.get("bytes_min"), (int, float)) and not math.isclose(e["bytes_min"], model_bytes_min(p),
-                                                                           rel_tol=1e-12):
-            raise InputFault(f"{path}: benchmarks[{i}] ('{e.get('name')}'): bytes_min {e['bytes_min']} differ "
-                             f"from this script's model {model_bytes_min(p)}")
+            if v is None:
+                continue
+            if not finite_number(v):
+                raise InputFault(f"{path}: benchmarks[{i}].{key}: expected a finite number")
+            if key == "flops" and (softmax is None or e.get("variant") not in softmax):
+                continue  # another math's FLOPs (linear attention) are not the softmax problem's
+            if key == "tolerance" and (softmax is not None and e.get("variant") not in softmax):
+                continue
+            old = known.setdefault(key, float(v))
+            if not math.isclose(old, float(v), rel_tol=1e-12):
+                raise InputFault(f"{path}: benchmarks[{i}] ('{e.get('name')}'): {key} {v} differs from "
+                                 f"{old} of another entry of the same problem")
     if not order:
         raise InputFault(f"{path}: no attnbench entries (backend cpu or cuda) to take problems from")
-    return context, list(order.values())
+    # A problem whose entries all went unchecked (files before every entry carried one) takes
+    # the tolerance of its dtype from the other problems: the harness's is per dtype.
+    per_dtype = {k[0]: f["tolerance"] for k, f in figures.items() if "tolerance" in f}
+    problems = []
+    for k, p in order.items():
+        f = {"tolerance": per_dtype.get(p.dtype), **figures[k]}
+        if f["tolerance"] is None:
+            raise InputFault(f"{path}: no entry of dtype {p.dtype} carries a tolerance")
+        problems.append(Problem(**{**p.__dict__, **f}))
+    return context, problems
 
 
 def fmt_duration(s: float) -> str:
@@ -279,7 +283,7 @@ def flex_representatives(problems: list[Problem]) -> dict[str, Problem]:
     """Per class, the problem with the most FLOPs (the longest run, the least start-up noise);
     among equals a GQA one (it also exercises enable_gqa), then the first."""
     best: dict[str, Problem] = {}
-    rank = lambda p: (model_flops(p), p.Hkv != p.H)  # noqa: E731
+    rank = lambda p: (p.flops or 0.0, p.Hkv != p.H)  # noqa: E731
     for p in problems:
         if p.mask_error or p.dtype not in TORCH_DTYPE:
             continue
@@ -351,7 +355,7 @@ def compare(p: Problem, o, rows: np.ndarray, ref) -> dict:
     want = torch.where(finite, ref, torch.zeros_like(ref))
     num, den = float((diff ** 2).sum()), float((want ** 2).sum())
     rel = math.sqrt(num / den) if den > 0 else math.sqrt(num)
-    tol = TOLERANCE[p.dtype]
+    tol = p.tolerance
     return {"rel_err": None if nonfinite else rel, "max_abs_err": float(diff.max()) if diff.numel() else 0.0,
             "checked_rows": int(len(rows)), "tolerance": tol, "err_ok": nonfinite == 0 and rel <= tol}
 
@@ -660,7 +664,7 @@ def torch_sync() -> None:
 def base_entry(p: Problem, backend: str, variant: str, device: str, library: str) -> dict:
     name = (f"{variant}/{backend}/{p.dtype}/B:{p.B}/H:{p.H}/Hkv:{p.Hkv}/Nq:{p.Nq}/Nkv:{p.Nkv}/d:{p.d}"
             f"/mask:{p.mask}/on:{device}")
-    flops, bytes_min = (None if p.mask_error else model_flops(p)), model_bytes_min(p)
+    flops, bytes_min = p.flops, p.bytes_min
     e: dict[str, Any] = {
         "name": name, "run_name": name, "run_type": "aggregate", "aggregate_name": "median",
         "repetitions": 0, "iterations": 0, "real_time": 0.0, "cpu_time": 0.0, "time_unit": "ms",
@@ -670,11 +674,12 @@ def base_entry(p: Problem, backend: str, variant: str, device: str, library: str
         # A library's tiles are its own business: 0 = not attnbench's Br x Bc.
         "Br": 0, "Bc": 0,
         "flops": flops, "flops_executed": None, "bytes": bytes_min, "bytes_min": bytes_min,
-        "bytes_counted": None, "bytes_model": "minimal_io", "intensity": flops / bytes_min if flops else None,
+        "bytes_counted": None, "bytes_model": "minimal_io",
+        "intensity": flops / bytes_min if flops and bytes_min else None,
         "time_ms": None, "time_ms_min": None, "time_ms_max": None, "time_cv": None,
         "tflops": None, "gbps": None, "batch": 1,
         "rel_err": None, "max_abs_err": None, "lse_err": None, "checked_rows": 0,
-        "tolerance": TOLERANCE.get(p.dtype, 0.0), "err_ok": None,
+        "tolerance": p.tolerance, "err_ok": None,
         "peer": True, "peer_device": device, "library": library,
     }
     return e
@@ -693,8 +698,8 @@ def timed(e: dict, t: Timing, val: dict) -> dict:
     e.update(repetitions=len(t.rep_ms), iterations=t.iterations, real_time=med,
              cpu_time=statistics.median(t.cpu_ms), time_ms=med, time_ms_min=min(t.rep_ms),
              time_ms_max=max(t.rep_ms), time_cv=cv,
-             tflops=e["flops"] / (med * 1e-3) / 1e12 if med > 0 else None,
-             gbps=e["bytes"] / (med * 1e-3) / 1e9 if med > 0 else None)
+             tflops=e["flops"] / (med * 1e-3) / 1e12 if med > 0 and e["flops"] else None,
+             gbps=e["bytes"] / (med * 1e-3) / 1e9 if med > 0 and e["bytes"] else None)
     return e
 
 
@@ -786,8 +791,8 @@ def context_of(sweep_ctx: dict, device: str, args: argparse.Namespace, versions:
                    "l2_flush": (f"before every launch ({timer.flush_buf.numel() * 4} B written)" if timer else
                                 f"LLC eviction before every run ({evictor.nbytes} B written; {evictor.source})"
                                 if evictor else "none")},
-        "bytes_model": "minimal_io: Q, K, V read once, O written once (kernels/models model_bytes_min)",
-        "flops_model": "4 d per visible (query, key) pair x B x H (model_flops_softmax)",
+        "bytes_model": "minimal_io: Q, K, V read once, O written once (the sweep's bytes_min)",
+        "flops_model": "4 d per visible (query, key) pair x B x H (the sweep's flops)",
     }
     return {k: v for k, v in ctx.items() if v is not None}  # merge wants strings where it reads them
 

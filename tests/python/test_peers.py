@@ -1,7 +1,7 @@
 """scripts/peers.py with the real PyTorch on the CPU: its entries pass the harness's own
 entry schema (the real `attnbench merge`), its outputs pass the fp64 check, merge and the
-report take them; a deliberately misaligned mask is caught. Also the FLOP/byte models
-against the harness's entries, and the GQA chart's one-tile-per-variant selection."""
+report take them; a deliberately misaligned mask is caught. Also the harness's FLOP/byte models
+against an independent count here, and the GQA chart's one-tile-per-variant selection."""
 from __future__ import annotations
 
 import json
@@ -76,34 +76,64 @@ def test_flops_and_bytes_are_the_harness_numbers(sweep, sdpa):
         assert e["flops"] == a["flops"] and e["bytes_min"] == a["bytes_min"] == e["bytes"]
 
 
-def test_the_model_check_refuses_a_wrong_flop_count(sweep, tmp_path):
+def test_problems_of_refuses_entries_of_one_problem_that_disagree(sweep, tmp_path):
+    """The models come from the sweep: two softmax rows of one problem must report the same
+    useful FLOPs, minimal bytes and tolerance (a second row with one visible pair more fails)."""
     doc = json.load(open(sweep))
     peers.problems_of(str(sweep))  # the harness's numbers pass
-    doc["benchmarks"][1]["flops"] += 4.0  # one visible pair more
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(doc))
-    with pytest.raises(peers.InputFault, match="flops .* differ"):
-        peers.problems_of(str(bad))
+    twin = dict(doc["benchmarks"][1], variant="flash1", name=doc["benchmarks"][1]["name"] + "/twin")
+    doc["benchmarks"].append(dict(twin))
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(doc))
+    peers.problems_of(str(ok))
+    for key, delta in (("flops", 4.0), ("bytes_min", 2.0), ("tolerance", 1e-3)):
+        doc["benchmarks"][-1] = dict(twin, **{key: twin[key] + delta})
+        bad = tmp_path / f"bad_{key}.json"
+        bad.write_text(json.dumps(doc))
+        with pytest.raises(peers.InputFault, match=f"{key} .* differs from"):
+            peers.problems_of(str(bad))
 
 
-def test_flop_model_matches_the_committed_cpu_results():
-    """Every softmax entry of every committed result file: the script's model is the harness's."""
+# The independent check of the harness's models (the script itself keeps none): useful FLOPs
+# from this file's own count of visible pairs (peers.visible_pairs_per_head, itself checked
+# against the mask matrix below), minimal bytes from the element sizes of core/problem.cpp.
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "e4m3": 1}
+OUTPUT_BYTES = {"e4m3": 2}  # O in bf16 for fp8 inputs (core/problem.hpp output_dtype)
+
+
+def independent_flops(p) -> float:
+    return 4.0 * p.d * peers.visible_pairs_per_head(p) * p.B * p.H
+
+
+def independent_bytes_min(p) -> float:
+    e_in = ELEMENT_BYTES[p.dtype]
+    e_out = OUTPUT_BYTES.get(p.dtype, e_in)
+    return float(e_in * p.B * (p.H * p.Nq + 2 * p.Hkv * p.Nkv) * p.d + e_out * p.B * p.H * p.Nq * p.d)
+
+
+def test_the_harness_models_match_an_independent_count():
+    """Every problem of every committed result file (real runs; the fixtures' numbers are made up)."""
+    files = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "results")) for f in fs
+             if f.endswith(".json") and not f.endswith(".peers.json")]
     found = 0
-    for dirpath, _, files in os.walk(os.path.join(ROOT, "results")):
-        for f in files:
-            if f.endswith(".json") and not f.endswith(".peers.json"):
-                _, probs = peers.problems_of(os.path.join(dirpath, f))  # raises on a mismatch
-                found += len(probs)
+    for f in files:
+        _, probs = peers.problems_of(f)
+        for p in probs:
+            if not p.mask_error and p.flops is not None:
+                assert p.flops == pytest.approx(independent_flops(p), rel=1e-12), (f, p)
+                found += 1
+            if p.bytes_min is not None:
+                assert p.bytes_min == pytest.approx(independent_bytes_min(p), rel=1e-12), (f, p)
     assert found > 0
 
 
-def test_e4m3_bytes_are_one_byte_inputs_and_a_bf16_output():
-    """The harness's model for fp8 problems (kernels/models: dtype_bytes in, output_bytes out)."""
-    p = peers.Problem(group="fp8", dtype="e4m3", B=1, H=2, Hkv=1, Nq=3, Nkv=5, d=4, mask="none")
-    q = o = 1 * 2 * 3 * 4
-    kv = 1 * 1 * 5 * 4
-    assert peers.model_bytes_min(p) == 1 * (q + 2 * kv) + 2 * o
-    assert peers.model_bytes_min(peers.Problem(**{**p.__dict__, "dtype": "bf16"})) == 2 * (q + 2 * kv + o)
+def test_the_independent_count_can_fail():
+    """Control: a count that forgets the bottom-right alignment (the misaligned mask) differs."""
+    p = peers.Problem("g", "fp32", 1, 2, 2, 32, 96, 8, "causal", flops=None)
+    import numpy as np
+    misaligned = 4.0 * p.d * int(peers.visible_matrix(p, np.arange(p.Nq), misalign=True).sum()) * p.B * p.H
+    assert misaligned != independent_flops(p)
+    assert independent_bytes_min(peers.Problem("g", "e4m3", 1, 2, 1, 3, 5, 4, "none")) == 1 * (24 + 40) + 2 * 24
 
 
 def test_visible_pairs_agree_with_the_mask_matrix():
@@ -186,7 +216,9 @@ def test_flex_attention_runs_compiled_or_says_why(sweep, tmp_path):
 
 
 def test_flex_classes_and_their_representatives():
-    p = lambda nq, hkv, mask, d=64: peers.Problem("g", "fp32", 1, 8, hkv, nq, 1024, d, mask)  # noqa: E731
+    def p(nq: int, hkv: int, mask: str, d: int = 64):
+        q = peers.Problem("g", "fp32", 1, 8, hkv, nq, 1024, d, mask)
+        return peers.Problem(**{**q.__dict__, "flops": None if q.mask_error else independent_flops(q)})
     problems = [p(1024, 8, "causal"), p(1024, 8, "causal", 128), p(1, 8, "causal", 128), p(4, 1, "causal", 128),
                 p(1024, 8, "local:127,127+global:16"), p(1024, 2, "none"), p(1024, 8, "none"),
                 p(1024, 8, "random:64,1")]
@@ -263,4 +295,5 @@ def test_a_mask_this_script_cannot_build_is_skipped_with_the_reason(sweep, tmp_p
     src.write_text(json.dumps(doc))
     entries = run_peers(src, tmp_path / "s.json", "--variants", "torch_sdpa,torch_flex")
     assert [(x["variant"], x["status"]) for x in entries] == [("torch_sdpa", "skipped"), ("torch_flex", "skipped")]
-    assert all("strided:8,4" in x["error_message"] and x["flops"] is None for x in entries)
+    # The FLOPs are still the sweep's (the harness knows the mask; this script only cannot build it).
+    assert all("strided:8,4" in x["error_message"] and x["flops"] == e["flops"] for x in entries)
