@@ -125,7 +125,10 @@ set(bad_inputs_named
   "run_out_unwritable|/proc/o.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out /proc/o.npy"
   "run_lse_unwritable|/proc/l.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out ${bad_dir}/o.npy --lse /proc/l.npy"
   "run_zero_length_axis|q_zero_len.npy|run --variant flash2 --backend cpu --q ${bad_dir}/q_zero_len.npy ${kv_ok} --out ${bad_dir}/o.npy"
-  "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json")
+  "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json"
+  "scan_state_range|N=300|sweep --backend cpu --variant tag:scan --state 300 --dry-run"
+  "scan_state_zero|'0'|sweep --backend cpu --variant tag:scan --state 0 --dry-run"
+  "scan_groups_range|G=5000|sweep --backend cpu --variant tag:scan --groups 5000 --dry-run")
 foreach(item ${bad_inputs_named})
   string(FIND "${item}" "|" bar)
   string(SUBSTRING "${item}" 0 ${bar} name)
