@@ -47,18 +47,27 @@ def _shape(e: Entry) -> tuple:
     return (e.run, e.platform, e.dtype, e.B, e.H, e.d, e.mask)
 
 
+def scan_label(e: Entry) -> str:
+    """The scan's name, with its state size and groups when the entry records them (the selective
+    scan's `dstate`, `ngroups`): a sweep over --state gives one series per N."""
+    raw = e.raw or {}
+    if "dstate" in raw:
+        return f"{e.variant} N{raw['dstate']}" + (f" G{raw['ngroups']}" if raw.get("ngroups", 1) != 1 else "")
+    return e.variant
+
+
 def series(ds: Dataset) -> dict[tuple, dict[str, list[Point]]]:
-    """Per shape (run, platform, dtype, B, H, d, mask), per scan row: its points over L."""
+    """Per shape (run, platform, dtype, B, H, d, mask), per scan (scan_label): its points over L."""
     scans = ds.tagged(SCAN)
     softmax = {r.name for run in ds.runs for r in run.variants if r.math == "softmax"}
     ok = [e for e in ds.ok_entries if not e.peer and e.Nq == e.Nkv and e.time_ms]
     attention = best_by([e for e in ok if e.variant in softmax and e.mask == "causal"],
                         key=lambda e: _shape(e) + (e.Nq,))
     out: dict[tuple, dict[str, list[Point]]] = {}
-    for e in sorted((e for e in ok if e.variant in scans), key=lambda e: (_shape(e), e.variant, e.Nq)):
+    for e in sorted((e for e in ok if e.variant in scans), key=lambda e: (_shape(e), scan_label(e), e.Nq)):
         a = attention.get(_shape(e) + (e.Nq,))
         if a is not None:
-            out.setdefault(_shape(e), {}).setdefault(e.variant, []).append(Point(e.Nq, a, e))
+            out.setdefault(_shape(e), {}).setdefault(scan_label(e), []).append(Point(e.Nq, a, e))
     return out
 
 
@@ -133,19 +142,20 @@ def build(ds: Dataset) -> Built:
                       linestyle="--")
             handles[h.get_label()] = h
         marks = {}
+        markers = style.markers_for(sorted(rows))
         for v, pts in sorted(rows.items()):
             pts = sorted(pts, key=lambda p: p.L)
-            ls = [p.L for p in pts]
-            h, = ax_t.plot(ls, [p.scan.time_ms for p in pts], color=colors[v], marker="s", markersize=4, label=v)
-            ax_f.plot(ls, [p.scan.tflops for p in pts], color=colors[v], marker="s", markersize=4)
-            ax_r.plot(ls, [p.ratio for p in pts], color=colors[v], marker="s", markersize=4)
+            ls, color, mk = [p.L for p in pts], colors[pts[0].scan.variant], markers[v]
+            h, = ax_t.plot(ls, [p.scan.time_ms for p in pts], color=color, marker=mk, markersize=4, label=v)
+            ax_f.plot(ls, [p.scan.tflops for p in pts], color=color, marker=mk, markersize=4)
+            ax_r.plot(ls, [p.ratio for p in pts], color=color, marker=mk, markersize=4)
             handles[v] = h
             c = crossover(pts)
             marks[v] = c.length
             if c.length is not None:
-                ax_r.axvline(c.length, color=colors[v], linestyle=":", linewidth=1.2)
+                ax_r.axvline(c.length, color=color, linestyle=":", linewidth=1.2)
                 ax_r.annotate(f"{c.length:.0f}", (c.length, 1.0), textcoords="offset points", xytext=(3, 6),
-                              color=colors[v], fontsize=8)
+                              color=color, fontsize=8)
         ax_r.axhline(1.0, color="#555555", linewidth=1.0)
         lengths = sorted({p.L for pts in rows.values() for p in pts})
         for ax, what in ((ax_t, "time (ms)"), (ax_f, "TFLOP/s (each row's own FLOPs)"),

@@ -94,3 +94,17 @@ def test_chart_and_report_section():
     md = report.render(ds, built, "/tmp")
     assert "crossover of **wkv**: below the measured range" in md
     assert alternatives.section(_ds([dataclasses.replace(e, status="failed") for e in _quadratic_against_linear()])) == []
+
+
+def test_a_sweep_over_the_state_gives_one_series_per_n():
+    es = [_entry("flash2", L, 1e-5 * L * L) for L in (256, 1024)]
+    for n, per_step in ((16, 4e-3), (64, 1.6e-2)):
+        for L in (256, 1024):
+            e = _entry("selective_scan", L, per_step * L)
+            es.append(dataclasses.replace(e, name=f"{e.name}/N:{n}", raw={"dstate": n, "ngroups": 1}))
+    rows = next(iter(alternatives.series(_ds(es)).values()))
+    assert sorted(rows) == ["selective_scan N16", "selective_scan N64"]
+    assert [p.L for p in rows["selective_scan N64"]] == [256, 1024]
+    assert alternatives.crossover(rows["selective_scan N16"]).length is not None
+    assert alternatives.crossover(rows["selective_scan N64"]).text.startswith("not reached")  # equal at L = 1600
+    assert [c.summary["scans"] for c in alternatives.build(_ds(es)).charts][0].keys() == rows.keys()
