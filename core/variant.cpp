@@ -13,6 +13,7 @@ std::string_view to_string(attention_math m) {
     case attention_math::linear: return "linear";
     case attention_math::selective_scan: return "selective_scan";
     case attention_math::wkv: return "wkv";
+    case attention_math::wkv6: return "wkv6";
   }
   return "?";
 }

@@ -24,11 +24,14 @@ std::string_view to_string(backend_kind b);
 
 // What a variant computes, and so which reference checks it. The scans (issue 25,
 // docs/alternatives.md) replace attention by a recurrence over the sequence: Mamba-1's
-// selective scan and RWKV-4's WKV, on the attention problem of the same width.
-enum class attention_math { softmax, linear, selective_scan, wkv };
+// selective scan, RWKV-4's WKV and RWKV-6's matrix-state WKV, on the attention problem of the
+// same width.
+enum class attention_math { softmax, linear, selective_scan, wkv, wkv6 };
 std::string_view to_string(attention_math m);
-inline constexpr int attention_math_count = 4;
-constexpr bool is_scan(attention_math m) { return m == attention_math::selective_scan || m == attention_math::wkv; }
+inline constexpr int attention_math_count = 5;
+constexpr bool is_scan(attention_math m) {
+  return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6;
+}
 
 struct support {
   bool ok = true;

@@ -199,5 +199,6 @@ enum class scan_fault {
 std::unique_ptr<runner> make_selective_scan_runner(const problem& p, bool writes_lse,
                                                    scan_fault fault = scan_fault::none);
 std::unique_ptr<runner> make_wkv_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
+std::unique_ptr<runner> make_wkv6_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
 
 }  // namespace attnbench::cpu

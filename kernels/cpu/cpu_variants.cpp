@@ -1,6 +1,6 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, selective_scan.cpp, wkv.cpp); its model in
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, selective_scan.cpp, wkv.cpp, wkv6.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
@@ -43,6 +43,10 @@ std::int64_t selective_scan_memory(const problem& p) {
   const std::int64_t width = p.H * p.d, N = p.dstate;
   return io_bytes(p, false) + 4 * (width * (N + 2) + 2 * p.B * p.ngroups * p.Nkv * N) +
          4 * cpu::max_threads() * (4 * p.Bc * p.d + 2 * p.Bc * N + 2 * N * p.d + 5 * p.d);
+}
+std::int64_t wkv6_memory(const problem& p) {
+  return io_bytes(p, false) + 4 * (p.q_elems() + p.H * p.d) +
+         4 * cpu::max_threads() * (5 * p.Bc * p.d + p.d * p.d + 3 * p.d);
 }
 std::int64_t wkv_memory(const problem& p) {
   return io_bytes(p, false) + 4 * 2 * p.H * p.d + 4 * cpu::max_threads() * (3 * p.Bc * p.d + 5 * p.d);
@@ -165,6 +169,18 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = cpu_model<model_flops_wkv, model_bytes_wkv, model_exps_wkv, model_flops_wkv>,
       .memory_bytes = wkv_memory,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "wkv6",
+      .math = attention_math::wkv6,
+      .summary = "RWKV-6 WKV: a d x d state per head, data-dependent decay exp(-exp(w)) and bonus u, r/k/v in Q/K/V; "
+                 "chunks of Bc steps, the state on chip",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
+      .tags = {tag::scan},
+      .check = [](const problem& p) { return scan_check(p, false); },
+      .model = cpu_model<model_flops_wkv6, model_bytes_wkv6, model_exps_wkv6, model_flops_wkv6>,
+      .memory_bytes = wkv6_memory,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv6_runner(p, lse); },
   });
 }
 

@@ -186,5 +186,12 @@ double model_bytes_wkv(const problem& p);
 // Four exps per (b, channel, step): the running-max form's two weights for the output and two
 // for the state update.
 double model_exps_wkv(const problem& p);
+// WKV6 (RWKV-6, d x d state per head), per (b, head, step): 5 d^2 + 5 d FLOPs (the state read
+// r S 2 d^2, the update w S + k v^T 3 d^2; the bonus sum_j r u k 3 d and its v term 2 d).
+double model_flops_wkv6(const problem& p);
+// cpu: per (b, head): u once; r, k, v, w_raw read and O written once. The state stays on chip.
+double model_bytes_wkv6(const problem& p);
+// Two exps per (b, channel, step): the decay exp(-exp(w_raw)).
+double model_exps_wkv6(const problem& p);
 
 }  // namespace attnbench

@@ -42,4 +42,15 @@ double model_bytes_wkv(const problem& p) {
 
 double model_exps_wkv(const problem& p) { return channel_steps(p) * 4.0; }
 
+double model_flops_wkv6(const problem& p) {
+  return double(p.B * p.H) * double(p.Nkv) * double(5 * p.d * p.d + 5 * p.d);
+}
+
+double model_bytes_wkv6(const problem& p) {
+  // Per head: u (d); r, k, v, w_raw read and O written (5 L d).
+  return double(p.B * p.H) * double(f32 * (p.d + 5 * p.Nkv * p.d));
+}
+
+double model_exps_wkv6(const problem& p) { return channel_steps(p) * 2.0; }
+
 }  // namespace attnbench

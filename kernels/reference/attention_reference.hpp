@@ -28,6 +28,7 @@ reference_rows reference_linear(const host_inputs& in, std::span<const std::int6
 // The scans' references (kernels/reference/scan_reference.hpp).
 reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows);
+reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
 
 inline reference_rows reference_for(attention_math m, const host_inputs& in,
                                     std::span<const std::int64_t> rows) {
@@ -36,6 +37,7 @@ inline reference_rows reference_for(attention_math m, const host_inputs& in,
     case attention_math::linear: return reference_linear(in, rows);
     case attention_math::selective_scan: return reference_selective_scan(in, rows);
     case attention_math::wkv: return reference_wkv(in, rows);
+    case attention_math::wkv6: return reference_wkv6(in, rows);
   }
   return {};
 }

@@ -55,4 +55,17 @@ wkv_parameters make_wkv_parameters(const problem& p) {
   return s;
 }
 
+wkv6_parameters make_wkv6_parameters(const problem& p) {
+  const std::int64_t width = p.H * p.d;
+  wkv6_parameters s;
+  s.w_raw.resize(p.q_elems());
+  for (std::int64_t i = 0; i < p.q_elems(); ++i) {
+    const std::int64_t ch = (i / (p.Nq * p.d)) % p.H * p.d + i % p.d;
+    s.w_raw[i] = -6.0f + 5.0f * scan_unit(6, ch) + scan_unit(7, i) - 0.5f;
+  }
+  s.u.resize(width);
+  for (std::int64_t ch = 0; ch < width; ++ch) s.u[ch] = scan_unit(8, ch);
+  return s;
+}
+
 }  // namespace attnbench

@@ -36,4 +36,13 @@ struct wkv_parameters {
 };
 wkv_parameters make_wkv_parameters(const problem& p);
 
+// RWKV-6 (wkv6_cuda.cu's w and u; Q, K, V are its r, k, v): the data-dependent decay input
+// w_raw [B, H, L, d] (Q's layout) = -6 + 5 unit(6, ch) + unit(7, i) - 0.5, the decay taken as
+// exp(-exp(w_raw)) in (0.68, 0.999) per step by the kernel (RWKV-6's time_decay range plus a
+// data-dependent part), and the bonus u [D] = unit(8, c) (time_faaaa's range).
+struct wkv6_parameters {
+  std::vector<float> w_raw, u;
+};
+wkv6_parameters make_wkv6_parameters(const problem& p);
+
 }  // namespace attnbench

@@ -97,6 +97,32 @@ reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t
   return out;
 }
 
+reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows) {
+  const problem& p = in.p;
+  const wkv6_parameters s = make_wkv6_parameters(p);
+  const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size());
+  reference_rows out{std::vector<double>(n * d), {}};
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t r = 0; r < n; ++r) {
+    const std::int64_t bh = rows[r] / p.Nq, t = rows[r] % p.Nq, b = bh / p.H, h = bh % p.H;
+    const float* rt = in.q.data() + element(p, b, h, t, 0);
+    const float* kt = in.k.data() + element(p, b, h, t, 0);
+    double* y = out.o.data() + r * d;
+    double bonus = 0;
+    for (std::int64_t j = 0; j < d; ++j) bonus += double(rt[j]) * s.u[h * d + j] * kt[j];
+    for (std::int64_t i = 0; i < d; ++i) y[i] = bonus * in.v[element(p, b, h, t, i)];
+    std::vector<double> decay(d, 1.0);  // prod_{m=s+1}^{t-1} w_m,j
+    for (std::int64_t past = t - 1; past >= 0; --past) {
+      const std::int64_t e = element(p, b, h, past, 0);
+      double c = 0;
+      for (std::int64_t j = 0; j < d; ++j) c += double(rt[j]) * decay[j] * in.k[e + j];
+      for (std::int64_t i = 0; i < d; ++i) y[i] += c * in.v[e + i];
+      for (std::int64_t j = 0; j < d; ++j) decay[j] *= std::exp(-std::exp(double(s.w_raw[e + j])));
+    }
+  }
+  return out;
+}
+
 reference_all_rows reference_scan_all_rows(attention_math m, const host_inputs& in) {
   const problem& p = in.p;
   const std::int64_t d = p.d, L = p.Nq;
@@ -107,6 +133,29 @@ reference_all_rows reference_scan_all_rows(attention_math m, const host_inputs& 
     for (std::int64_t bh = 0; bh < p.B * p.H; ++bh) {
       const std::vector<double> head = selective_scan_head(in, s, bh / p.H, bh % p.H, L - 1);
       std::copy(head.begin(), head.end(), out.o.begin() + bh * L * d);
+    }
+    return out;
+  }
+  if (m == attention_math::wkv6) {
+    const wkv6_parameters s = make_wkv6_parameters(p);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t bh = 0; bh < p.B * p.H; ++bh) {
+      const std::int64_t b = bh / p.H, h = bh % p.H;
+      std::vector<double> state(d * d, 0.0);  // [key channel j][value channel i]
+      for (std::int64_t t = 0; t < L; ++t) {
+        const std::int64_t e = element(p, b, h, t, 0);
+        for (std::int64_t i = 0; i < d; ++i) {
+          double y = 0;
+          for (std::int64_t j = 0; j < d; ++j)
+            y += double(in.q[e + j]) * (s.u[h * d + j] * double(in.k[e + j]) * in.v[e + i] + state[j * d + i]);
+          out.o[e + i] = static_cast<float>(y);
+        }
+        for (std::int64_t j = 0; j < d; ++j) {
+          const double w = std::exp(-std::exp(double(s.w_raw[e + j])));
+          for (std::int64_t i = 0; i < d; ++i)
+            state[j * d + i] = state[j * d + i] * w + double(in.k[e + j]) * in.v[e + i];
+        }
+      }
     }
     return out;
   }

@@ -1,4 +1,4 @@
-// The scan rows (issue 25, docs/alternatives.md): selective_scan and wkv against their fp64
+// The scan rows (issue 25, docs/alternatives.md): selective_scan, wkv and wkv6 against their fp64
 // references on ragged L, L = 1, tiny N and G > 1 (a head split between groups), bytes and
 // exps counted by the kernels equal to the models, the references against independent
 // explicit forms, and negative controls: kernels with a planted fault (the carry dropped at
@@ -55,6 +55,11 @@ struct scan_row {
 };
 scan_row selective() { return {find_variant("selective_scan", backend_kind::cpu), cpu::make_selective_scan_runner}; }
 scan_row wkv() { return {find_variant("wkv", backend_kind::cpu), cpu::make_wkv_runner}; }
+scan_row wkv6() { return {find_variant("wkv6", backend_kind::cpu), cpu::make_wkv6_runner}; }
+
+// The rows under test: 0 selective_scan, 1 wkv, 2 wkv6.
+scan_row scan_row_of(int which) { return which == 0 ? selective() : which == 1 ? wkv() : wkv6(); }
+constexpr const char* scan_row_names[] = {"selective_scan", "wkv", "wkv6"};
 
 struct scan_run {
   host_outputs out;
@@ -77,15 +82,16 @@ error_report against_reference(const scan_row& s, const host_inputs& in, const h
 
 constexpr double tolerance = 1e-5;  // fp32 recurrences against fp64: 1e-7 .. 4e-7 measured
 
-class scan_rows : public ::testing::TestWithParam<bool> {  // true: selective_scan, false: wkv
+class scan_rows : public ::testing::TestWithParam<int> {
  protected:
-  scan_row row() const { return GetParam() ? selective() : wkv(); }
+  scan_row row() const { return scan_row_of(GetParam()); }
+  bool with_state() const { return GetParam() == 0; }  // the selective scan reads N and G
 };
 
 TEST_P(scan_rows, match_the_fp64_reference) {
   const scan_row s = row();
   ASSERT_NE(s.row, nullptr);
-  for (const problem& p : scan_shapes(GetParam())) {
+  for (const problem& p : scan_shapes(with_state())) {
     ASSERT_TRUE(s.row->supports(p).ok) << s.row->supports(p).reason;
     const host_inputs in = make_inputs(p, 11);
     const scan_run r = run_scan(s, in);
@@ -100,7 +106,7 @@ TEST_P(scan_rows, match_the_fp64_reference) {
 TEST_P(scan_rows, counted_bytes_and_exps_equal_the_model) {
   const scan_row s = row();
   int checked = 0;
-  for (const problem& p : scan_shapes(GetParam())) {
+  for (const problem& p : scan_shapes(with_state())) {
     const scan_run r = run_scan(s, make_inputs(p, 3));
     const model_figures m = s.row->model(p);
     ASSERT_EQ(r.bytes, static_cast<std::int64_t>(m.bytes)) << s.row->benchmark_name(p);
@@ -128,15 +134,15 @@ TEST_P(scan_rows, planted_faults_are_caught) {
   EXPECT_TRUE(against_reference(s, in, through_memory.out).ok(tolerance));
   EXPECT_NE(through_memory.bytes, static_cast<std::int64_t>(m.bytes));
   // The selective scan's doubled decay also executes N more exps per channel-step.
-  if (GetParam()) EXPECT_NE(run_scan(s, in, scan_fault::decay_twice).exps, static_cast<std::int64_t>(m.exps));
+  if (with_state()) EXPECT_NE(run_scan(s, in, scan_fault::decay_twice).exps, static_cast<std::int64_t>(m.exps));
   // A NaN in the output never passes.
   scan_run clean = run_scan(s, in);
   clean.out.o[17] = NAN;
   EXPECT_FALSE(against_reference(s, in, clean.out).ok(tolerance));
 }
 
-INSTANTIATE_TEST_SUITE_P(rows, scan_rows, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "selective_scan" : "wkv"; });
+INSTANTIATE_TEST_SUITE_P(rows, scan_rows, ::testing::Values(0, 1, 2),
+                         [](const auto& info) { return std::string(scan_row_names[info.param]); });
 
 // The selective scan in its explicit ("attention") form, h_t = sum_{i<=t} exp(A sum_{j=i+1..t}
 // dt_j) dt_i B_i u_i: the fp64 reference's step-by-step loop equals it, so the reference is
@@ -190,6 +196,26 @@ TEST(scan_reference, wkv_explicit_form_equals_the_running_max_form) {
   for (std::int64_t x = 0; x < p.d; ++x) EXPECT_NEAR(ex.o[x], in.v[x], 1e-12);
 }
 
+// WKV6's explicit form (decay products built backwards, O(t d) per row) and its d x d state
+// recurrence agree; at t = 0 only the bonus term is left: (sum_j r_j u_j k_j) v.
+TEST(scan_reference, wkv6_explicit_form_equals_the_state_recurrence) {
+  const problem p = scan_problem(2, 2, 45, 16, 16);
+  const host_inputs in = make_inputs(p, 6);
+  const auto rows = all_rows(p);
+  const reference_rows ex = reference_wkv6(in, rows);
+  const reference_all_rows run = reference_scan_all_rows(attention_math::wkv6, in);
+  double worst = 0, scale = 0;
+  for (std::size_t e = 0; e < ex.o.size(); ++e) {
+    worst = std::max(worst, std::fabs(ex.o[e] - run.o[e]));
+    scale = std::max(scale, std::fabs(ex.o[e]));
+  }
+  EXPECT_LT(worst, 1e-6 * scale);  // the recurrence is stored as float
+  const wkv6_parameters s = make_wkv6_parameters(p);
+  double bonus = 0;
+  for (std::int64_t j = 0; j < p.d; ++j) bonus += double(in.q[j]) * s.u[j] * in.k[j];
+  for (std::int64_t i = 0; i < p.d; ++i) EXPECT_NEAR(ex.o[i], bonus * in.v[i], 1e-12);
+}
+
 TEST(scan_reference, all_rows_selective_scan_equals_the_sampled_rows) {
   const problem p = scan_problem(1, 2, 30, 8, 16, 4, 1);
   const host_inputs in = make_inputs(p, 2);
@@ -214,6 +240,10 @@ TEST(scan_models, by_hand) {
   EXPECT_EQ(model_bytes_wkv(p), 2.0 * 4 * (2 * 8 + 3 * 10 * 8));
   EXPECT_EQ(model_exps_wkv(p), 16.0 * 10 * 4);
   EXPECT_EQ(model_flops_wkv(p), 16.0 * 10 * 17);
+  // WKV6: per head and step 5 d^2 + 5 d FLOPs, 2 d exps; u once and r, k, v, w_raw, out per step.
+  EXPECT_EQ(model_flops_wkv6(p), 2.0 * 10 * (5 * 64 + 5 * 8));
+  EXPECT_EQ(model_exps_wkv6(p), 16.0 * 10 * 2);
+  EXPECT_EQ(model_bytes_wkv6(p), 2.0 * 4 * (8 + 5 * 10 * 8));
   // The worked shape of docs/alternatives.md: B = 1, D = 2048 (H = 32, d = 64), L = 4096, N = 16.
   const problem w = scan_problem(1, 32, 4096, 64, 64, 16, 1);
   EXPECT_EQ(model_flops_selective_scan(w), 2048.0 * 4096 * 101);
@@ -274,7 +304,7 @@ TEST(scan_rows_sweep, named_rows_only_and_names_carry_the_state) {
     EXPECT_TRUE(c.sup.ok) << c.name << ": " << c.sup.reason;
     names.insert(c.name);
   }
-  EXPECT_EQ(names.size(), 4u);  // flash2 once, wkv once, selective_scan at N 4 and 16
+  EXPECT_EQ(names.size(), 5u);  // flash2, wkv and wkv6 once each, selective_scan at N 4 and 16
   EXPECT_TRUE(names.count("selective_scan/cpu/fp32/B:1/H:8/Hkv:8/Nq:64/Nkv:64/d:64/mask:causal/Br:64/Bc:64/N:4/G:2"));
   named.groups[0].axes.state = {300};
   try {
