@@ -210,6 +210,8 @@ std::string to_string(const mask_spec& m) {
   return out;
 }
 
+static_assert(sizeof(problem) == 120, "dstate and ngroups live in the padding after phi");
+
 void validate(const problem& p) {
   auto positive = [](std::int64_t v, const char* what) {
     if (v <= 0) throw input_error(fmt::format("{} must be positive, got {}", what, v));
@@ -237,6 +239,10 @@ void validate(const problem& p) {
                                   p.B, p.H, p.Nq, p.Nkv, max_score_elems));
   if (p.H % p.Hkv != 0)
     throw input_error(fmt::format("H={} is not divisible by Hkv={}", p.H, p.Hkv));
+  if (p.dstate < 1 || p.dstate > max_dstate)
+    throw input_error(fmt::format("state size N={} out of range (1 to {})", p.dstate, max_dstate));
+  if (p.ngroups < 1 || p.ngroups > max_ngroups)
+    throw input_error(fmt::format("groups G={} out of range (1 to {})", p.ngroups, max_ngroups));
   if (p.d > 256 || p.d % 8 != 0)
     throw input_error(fmt::format("head dim d={} out of range (multiple of 8, at most 256)", p.d));
   for (auto [v, what] : {std::pair{p.Br, "Br"}, std::pair{p.Bc, "Bc"}})

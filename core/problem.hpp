@@ -99,6 +99,11 @@ struct problem {
   mask_spec mask;
   std::int64_t Br = 64, Bc = 64;
   feature_map phi = feature_map::elu1;
+  // Scan rows only (docs/alternatives.md): the state size N per channel (Mamba's d_state) and
+  // the groups G of channels sharing B and C (Mamba's ngroups); attention rows ignore both.
+  // 16-bit so they fill the padding after phi: the problem every CUDA kernel receives by value
+  // stays 120 bytes (core/problem.cpp asserts it).
+  std::int16_t dstate = 16, ngroups = 1;
 
   ATTN_HD std::int64_t group() const { return H / Hkv; }  // query heads per KV head
   ATTN_HD std::int64_t kv_head(std::int64_t h) const { return h / group(); }
@@ -117,6 +122,8 @@ inline constexpr std::int64_t max_heads = std::int64_t{1} << 16;
 inline constexpr std::int64_t max_seq = std::int64_t{1} << 24;          // Nq and Nkv
 inline constexpr std::int64_t max_mask_param = std::int64_t{1} << 40;   // L, R, G
 inline constexpr std::int64_t max_score_elems = std::int64_t{1} << 52;  // B*H*Nq*Nkv
+inline constexpr std::int64_t max_dstate = 256;                         // N of the scan rows (issue 25: N <= 256)
+inline constexpr std::int64_t max_ngroups = 4096;                       // G of the scan rows
 
 // Throws input_error naming the first bad value (non-positive or too large
 // sizes, H % Hkv, d or tile sizes out of range, mask parameters out of range,

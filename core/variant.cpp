@@ -8,7 +8,14 @@ namespace attnbench {
 std::string_view to_string(backend_kind b) { return b == backend_kind::cpu ? "cpu" : "cuda"; }
 
 std::string_view to_string(attention_math m) {
-  return m == attention_math::softmax ? "softmax" : "linear";
+  switch (m) {
+    case attention_math::softmax: return "softmax";
+    case attention_math::linear: return "linear";
+    case attention_math::selective_scan: return "selective_scan";
+    case attention_math::wkv: return "wkv";
+    case attention_math::wkv6: return "wkv6";
+  }
+  return "?";
 }
 
 std::string_view to_string(tag t) {
@@ -20,6 +27,7 @@ std::string_view to_string(tag t) {
     case tag::library: return "library";
     case tag::decode: return "decode";
     case tag::gqa: return "gqa";
+    case tag::scan: return "scan";
   }
   return "?";
 }
@@ -106,7 +114,12 @@ support variant::supports(const problem& p) const {
 bool variant::has(tag t) const { return std::find(tags.begin(), tags.end(), t) != tags.end(); }
 
 std::string variant::benchmark_name(const problem& p) const {
-  return attnbench::benchmark_name(name, to_string(backend), resolved(p));
+  const problem r = resolved(p);
+  std::string s = attnbench::benchmark_name(name, to_string(backend), r);
+  // The selective scan reads the state axes; every other row ignores them, so their names
+  // (and the sweep's de-duplication by name) do not change with them.
+  if (math == attention_math::selective_scan) s += "/N:" + std::to_string(r.dstate) + "/G:" + std::to_string(r.ngroups);
+  return s;
 }
 
 }  // namespace attnbench

@@ -22,9 +22,16 @@ namespace attnbench {
 enum class backend_kind { cpu, cuda };
 std::string_view to_string(backend_kind b);
 
-// What a variant computes, and so which reference checks it.
-enum class attention_math { softmax, linear };
+// What a variant computes, and so which reference checks it. The scans (issue 25,
+// docs/alternatives.md) replace attention by a recurrence over the sequence: Mamba-1's
+// selective scan, RWKV-4's WKV and RWKV-6's matrix-state WKV, on the attention problem of the
+// same width.
+enum class attention_math { softmax, linear, selective_scan, wkv, wkv6 };
 std::string_view to_string(attention_math m);
+inline constexpr int attention_math_count = 5;
+constexpr bool is_scan(attention_math m) {
+  return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6;
+}
 
 struct support {
   bool ok = true;
@@ -96,9 +103,11 @@ enum class tag {
   library,   // calls a vendor library
   decode,    // specialised for few queries against long keys
   gqa,       // specialised for grouped KV heads
+  scan,      // a recurrence in place of attention (docs/alternatives.md): runs only where a group
+             // names it (tag:scan or its name), not among "every row"
 };
 inline constexpr tag all_tags[] = {tag::baseline, tag::unfused, tag::fused, tag::tiled,
-                                   tag::library,  tag::decode,  tag::gqa};
+                                   tag::library,  tag::decode,  tag::gqa,   tag::scan};
 std::string_view to_string(tag t);
 
 // Mask features a row accepts (docs/masks.md): a problem's mask needs the

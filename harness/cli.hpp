@@ -55,6 +55,7 @@ struct run_cli {
   dtype type = dtype::fp32;
   int repeat = 0;
   bool hot = false;
+  std::int64_t dstate = 16, ngroups = 1;  // --state, --groups: the scan rows' N and G
 };
 
 struct merge_cli {

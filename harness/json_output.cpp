@@ -68,6 +68,10 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["d"] = p.d;
   e["Br"] = p.Br;
   e["Bc"] = p.Bc;
+  if (v.math == attention_math::selective_scan) {  // the state axes it reads (docs/alternatives.md)
+    e["dstate"] = p.dstate;
+    e["ngroups"] = p.ngroups;
+  }
   e["flops"] = model ? number_or_null(model->flops) : json(nullptr);
   e["flops_executed"] = model ? number_or_null(model->flops_executed) : json(nullptr);
   e["bytes"] = model ? number_or_null(model->bytes) : json(nullptr);

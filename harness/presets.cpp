@@ -1,6 +1,6 @@
 // The preset sweeps (docs/sweeps.md). Each group is one chart's data: seq
 // (time vs length), tiles (Br x Bc), masks, density (block-sparse masks),
-// gqa (KV heads), decode, fp8 (e4m3 beside bf16). Dtypes are left to the
+// gqa (KV heads), decode, fp8 (e4m3 beside bf16), alternatives (the scans beside causal flash2). Dtypes are left to the
 // backend default (cuda: bf16 + fp16, cpu: fp32) except in fp8. The tiles
 // groups select the rows tagged `tiled`, the fp8 groups name their rows by
 // backend (cpu:flash2, cuda:flash3, cuda:flash3_fp8), the others run every row
@@ -45,6 +45,24 @@ void add_fp8_groups(sweep_spec& s, std::vector<std::int64_t> cpu_seq, std::int64
   cuda.variant = {"cuda:flash3_fp8"};
   cuda.type = {dtype::e4m3};
   s.groups.push_back(group("fp8", cuda));
+}
+
+// Attention against its alternatives (issue 25, docs/alternatives.md): causal flash2 and the
+// scans (tag:scan) on the problem of the same width over L, for the crossover chart. flash2
+// is named per backend, as the fp8 groups name their rows: the attention the scans are
+// measured against (on a GPU flash3 and cudnn_sdpa belong beside it). The crossover length does not depend on the width
+// (both costs are linear in it), so the width is small: H d = 256 in quick, 1024 in full.
+void add_alternatives_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t heads) {
+  sweep_axes a;
+  a.variant = {"cpu:flash2", "cuda:flash2", "tag:scan"};
+  a.seq = std::move(seq);
+  a.batch = {1};
+  a.heads = {heads};
+  a.head_dim = {64};
+  a.mask = {m("causal")};
+  a.state = {16};
+  a.groups = {1};
+  s.groups.push_back(group("alternatives", a));
 }
 
 // quick: every chart on 2 CPU cores in <= 3 minutes (measured in the README).
@@ -98,6 +116,7 @@ sweep_spec quick() {
   s.groups.push_back(group("decode", decode));
 
   add_fp8_groups(s, {1024}, 1, 8, {1024, 4096, 16384});
+  add_alternatives_group(s, {256, 1024, 4096}, 4);
   return s;
 }
 
@@ -160,6 +179,7 @@ sweep_spec full() {
   s.groups.push_back(group("decode", decode));
 
   add_fp8_groups(s, {1024, 4096}, 2, 16, {1024, 2048, 4096, 8192, 16384});
+  add_alternatives_group(s, {1024, 2048, 4096, 8192, 16384, 32768, 65536}, 16);
   return s;
 }
 

@@ -2,10 +2,11 @@
 // innermost) and the order of a group's keys in to_json.
 #include "harness/sweep_axes.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "harness/run_defaults.hpp"
 #include "harness/typed_axis.hpp"
@@ -159,6 +160,27 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .defaults = {tile_shape{}},
       .apply = [](sweep_point& p, const tile_shape& v) { p.block = v; },
   }));
+  // The scan rows' shape (docs/alternatives.md): state size N and groups G sharing B and C.
+  // Their chunk length is the block axis's Bc, as linear attention's chunk is; attention rows
+  // ignore both axes (their names do not carry them, so a sweep over N runs them once).
+  t.push_back(axis<i64>({
+      .name = "state",
+      .help = "N (scan state size)",
+      .field = &sweep_axes::state,
+      .parse = positive,
+      .print = number,
+      .defaults = {16},
+      .apply = [](sweep_point& p, const i64& v) { p.dstate = v; },
+  }));
+  t.push_back(axis<i64>({
+      .name = "groups",
+      .help = "G (scan groups)",
+      .field = &sweep_axes::groups,
+      .parse = positive,
+      .print = number,
+      .defaults = {1},
+      .apply = [](sweep_point& p, const i64& v) { p.ngroups = v; },
+  }));
   t.push_back(axis<std::string>({
       .name = "variant",
       .help = "NAME|tag:TAG|cpu:NAME|cuda:NAME",
@@ -210,8 +232,14 @@ bool sweep_axes::empty() const {
 }
 
 problem point_problem(const sweep_point& p) {
-  return make_problem(p.B, p.H, p.kv.resolve(p.H), p.Nq, p.Nkv, p.d, p.type, to_string(p.mask),
-                      p.block.br, p.block.bc);
+  problem out =
+      make_problem(p.B, p.H, p.kv.resolve(p.H), p.Nq, p.Nkv, p.d, p.type, to_string(p.mask), p.block.br, p.block.bc);
+  // Range-checked before narrowing to the problem's 16-bit fields.
+  for (auto [v, what, limit] : {std::tuple{p.dstate, "state size N", max_dstate}, {p.ngroups, "groups G", max_ngroups}})
+    if (v > limit) throw input_error(fmt::format("{}={} out of range (1 to {})", what, v, limit));
+  out.dstate = static_cast<std::int16_t>(p.dstate);
+  out.ngroups = static_cast<std::int16_t>(p.ngroups);
+  return out;
 }
 
 }  // namespace attnbench

@@ -27,6 +27,7 @@ struct sweep_axes {
   std::vector<tile_shape> block;
   std::vector<mask_spec> mask;
   std::vector<dtype> type;
+  std::vector<std::int64_t> state, groups;  // the scan rows' N and G (docs/alternatives.md)
   bool empty() const;
   bool operator==(const sweep_axes&) const = default;
 };
@@ -40,6 +41,7 @@ struct sweep_point {
   mask_spec mask;
   tile_shape block;
   const variant* row = nullptr;
+  std::int64_t dstate = 16, ngroups = 1;
 };
 problem point_problem(const sweep_point& p);  // throws input_error
 

@@ -37,8 +37,9 @@ std::vector<const variant*> select_variants(const std::vector<std::string>& item
   auto add = [&](const variant& r) {
     if (r.backend == backend && std::find(out.begin(), out.end(), &r) == out.end()) out.push_back(&r);
   };
-  if (items.empty())
-    for (const auto& r : rows) add(r);
+  if (items.empty())  // every row but the scans, which a group names (core/variant.hpp)
+    for (const auto& r : rows)
+      if (!r.has(tag::scan)) add(r);
   for (const auto& item : items) {
     if (item.starts_with(tag_prefix)) {
       const tag t = parse_tag_item(item);

@@ -18,7 +18,8 @@ tag parse_tag_item(std::string_view item);
 // which sees the rows. Returns the item.
 std::string parse_variant_item(std::string_view item);
 
-// The rows of `backend` the items select; no items: every row of the backend.
+// The rows of `backend` the items select; no items: every row of the backend but the
+// scans (tag scan: they run where a group names them).
 // A name no row has (on any backend) throws input_error; a name only other
 // backends have selects nothing, so one sweep serves every backend.
 std::vector<const variant*> select_variants(const std::vector<std::string>& items,

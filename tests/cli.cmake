@@ -125,7 +125,10 @@ set(bad_inputs_named
   "run_out_unwritable|/proc/o.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out /proc/o.npy"
   "run_lse_unwritable|/proc/l.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out ${bad_dir}/o.npy --lse /proc/l.npy"
   "run_zero_length_axis|q_zero_len.npy|run --variant flash2 --backend cpu --q ${bad_dir}/q_zero_len.npy ${kv_ok} --out ${bad_dir}/o.npy"
-  "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json")
+  "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json"
+  "scan_state_range|N=300|sweep --backend cpu --variant tag:scan --state 300 --dry-run"
+  "scan_state_zero|'0'|sweep --backend cpu --variant tag:scan --state 0 --dry-run"
+  "scan_groups_range|G=5000|sweep --backend cpu --variant tag:scan --groups 5000 --dry-run")
 foreach(item ${bad_inputs_named})
   string(FIND "${item}" "|" bar)
   string(SUBSTRING "${item}" 0 ${bar} name)
@@ -200,3 +203,19 @@ add_test(NAME cli_slurm_job_array
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_slurm_job_array)
 set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "cpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
                      RESOURCE_LOCK slurm)
+
+# benchmarks/cpu_vs_mambapy.py on a small shape (issue 25): its outputs agree with mambapy's
+# (relative L2 <= 1e-4, measured 1.1e-7), which also checks that the script rebuilds attnbench's
+# scan parameters exactly; the negative control at tolerance 1e-9 must fail (exit 1), so the
+# comparison is live. Skipped (77) without torch and mambapy (scripts/setup.sh --for main). ~5 s each.
+foreach(kind agree control)
+  set(tol 1e-4)
+  if(kind STREQUAL control)
+    set(tol 1e-9)
+  endif()
+  add_test(NAME cli_mambapy_outputs_${kind}
+           COMMAND bash -c "python3 -c 'import torch, mambapy' 2>/dev/null || exit 77; python3 $0/benchmarks/cpu_vs_mambapy.py --attnbench $1 --heads 2 --head-dim 16 --seq 100 --rounds 1 --repeat 1 --tolerance ${tol}"
+                   ${CMAKE_SOURCE_DIR} ${attnbench_bin})
+  set_tests_properties(cli_mambapy_outputs_${kind} PROPERTIES LABELS "cpu;cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
+endforeach()
+set_tests_properties(cli_mambapy_outputs_control PROPERTIES PASS_REGULAR_EXPRESSION "outputs differ: relative L2")

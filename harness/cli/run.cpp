@@ -35,6 +35,8 @@ run_options parse_run_options(const std::vector<std::string>& args) {
     else if (n == "--scales") o.scales = parse_scales(w.value());
     else if (n == "--repeat") c.repeat = parse_count(w.value(), "--repeat");
     else if (n == "--hot") { w.no_value(); c.hot = true; }
+    else if (n == "--state") c.dstate = parse_positive(w.value(), "--state");
+    else if (n == "--groups") c.ngroups = parse_positive(w.value(), "--groups");
     else w.unknown();
   }
   for (auto [v, what] : {std::pair{&c.variant, "--variant"}, {&c.q, "--q"}, {&c.k, "--k"},
@@ -121,8 +123,13 @@ int cmd_run(const std::vector<std::string>& args) {
                                   shape_string(k.shape), shape_string(q.shape)));
   const problem p = [&] {
     try {
-      return make_problem(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3], c.type,
-                          to_string(c.mask), c.block.br, c.block.bc);
+      problem made = make_problem(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3], c.type,
+                                  to_string(c.mask), c.block.br, c.block.bc);
+      // The scan rows' state size and groups (docs/alternatives.md), range-checked before narrowing.
+      made.dstate = static_cast<std::int16_t>(std::min<std::int64_t>(c.dstate, max_dstate + 1));
+      made.ngroups = static_cast<std::int16_t>(std::min<std::int64_t>(c.ngroups, max_ngroups + 1));
+      validate(made);
+      return made;
     } catch (const input_error& e) {  // e.g. a zero-length axis: name the files it came from
       throw input_error(fmt::format("{} (inputs --q {}, --k {})", e.what(), c.q, c.k));
     }

@@ -188,4 +188,17 @@ std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse);
 
+// The scans (selective_scan.cpp, wkv.cpp; docs/alternatives.md). A fault plants a known bug
+// for the negative controls of tests/cpu/test_scan_rows.cpp; rows run with none.
+enum class scan_fault {
+  none,
+  drop_carry,            // the state restarts at every chunk: the carry is lost
+  decay_twice,           // the decay applied twice per step (selective scan: one more exp per state element)
+  carry_through_memory,  // right values, but the carry stored and reloaded per chunk: bytes the model does not count
+};
+std::unique_ptr<runner> make_selective_scan_runner(const problem& p, bool writes_lse,
+                                                   scan_fault fault = scan_fault::none);
+std::unique_ptr<runner> make_wkv_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
+std::unique_ptr<runner> make_wkv6_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
+
 }  // namespace attnbench::cpu

@@ -1,6 +1,6 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp); its model in
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, selective_scan.cpp, wkv.cpp, wkv6.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
@@ -35,6 +35,30 @@ std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  //
 std::int64_t linear_workspace(const problem& p) {
   return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
          (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
+}
+
+// The scans (docs/alternatives.md): the selective scan's parameters (A, D, bias per channel; B
+// and C per step and group) and each thread's tiles; WKV's w and u and tiles.
+std::int64_t selective_scan_memory(const problem& p) {
+  const std::int64_t width = p.H * p.d, N = p.dstate;
+  return io_bytes(p, false) + 4 * (width * (N + 2) + 2 * p.B * p.ngroups * p.Nkv * N) +
+         4 * cpu::max_threads() * (4 * p.Bc * p.d + 2 * p.Bc * N + 2 * N * p.d + 5 * p.d);
+}
+std::int64_t wkv6_memory(const problem& p) {
+  return io_bytes(p, false) + 4 * (p.q_elems() + p.H * p.d) +
+         4 * cpu::max_threads() * (5 * p.Bc * p.d + p.d * p.d + 3 * p.d);
+}
+std::int64_t wkv_memory(const problem& p) {
+  return io_bytes(p, false) + 4 * 2 * p.H * p.d + 4 * cpu::max_threads() * (3 * p.Bc * p.d + 5 * p.d);
+}
+
+// A scan runs along one sequence (Nq = Nkv); the selective scan's G groups split the width.
+support scan_check(const problem& p, bool groups) {
+  if (p.Nq != p.Nkv)
+    return support::no(fmt::format("a scan runs along one sequence: needs Nq = Nkv (got Nq={}, Nkv={})", p.Nq, p.Nkv));
+  if (groups && (p.H * p.d) % p.ngroups != 0)
+    return support::no(fmt::format("G={} does not divide the width H*d = {}", p.ngroups, p.H * p.d));
+  return support::yes();
 }
 
 template <double (*executed)(const problem&), double (*bytes)(const problem&), double (*exps)(const problem&),
@@ -117,6 +141,46 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = cpu_model<model_flops_executed_linear, model_bytes_linear, model_exps_linear, model_flops_linear>,
       .memory_bytes = cpu_memory<false, linear_workspace>,
       .make_runner = cpu::make_linear_runner,
+  });
+  // The scans: a recurrence in place of attention, on the problem of the same width (D = H d
+  // channels, L = N; docs/alternatives.md). Causal by nature: they claim the causal mask only.
+  rows.push_back({
+      .name = "selective_scan",
+      .math = attention_math::selective_scan,
+      .summary =
+          "Mamba-1 selective scan: h = exp(dt A) h + dt B u, y = C h + D u, out = y silu(z); chunks of Bc steps, "
+          "the state carried on chip",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
+      .tags = {tag::scan},
+      .check = [](const problem& p) { return scan_check(p, true); },
+      .model = cpu_model<model_flops_selective_scan, model_bytes_selective_scan, model_exps_selective_scan,
+                         model_flops_selective_scan>,
+      .memory_bytes = selective_scan_memory,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_selective_scan_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "wkv",
+      .math = attention_math::wkv,
+      .summary = "RWKV-4 WKV: per-channel decayed weighted mean of v with bonus u, running-max form; chunks of Bc "
+                 "steps, the carry on chip",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
+      .tags = {tag::scan},
+      .check = [](const problem& p) { return scan_check(p, false); },
+      .model = cpu_model<model_flops_wkv, model_bytes_wkv, model_exps_wkv, model_flops_wkv>,
+      .memory_bytes = wkv_memory,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "wkv6",
+      .math = attention_math::wkv6,
+      .summary = "RWKV-6 WKV: a d x d state per head, data-dependent decay exp(-exp(w)) and bonus u, r/k/v in Q/K/V; "
+                 "chunks of Bc steps, the state on chip",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
+      .tags = {tag::scan},
+      .check = [](const problem& p) { return scan_check(p, false); },
+      .model = cpu_model<model_flops_wkv6, model_bytes_wkv6, model_exps_wkv6, model_flops_wkv6>,
+      .memory_bytes = wkv6_memory,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv6_runner(p, lse); },
   });
 }
 

@@ -164,4 +164,34 @@ span64 linear_chunk_rows(const problem& p, std::int64_t c);
 // First key chunk that holds the aligned position of some query row.
 std::int64_t linear_first_chunk(const problem& p);
 
+// ---- the scans (scan.cpp; docs/alternatives.md) -------------------------------------
+// On the attention problem of the same width: D = H * d channels (head h holds channels
+// h*d .. h*d + d - 1), L = Nq = Nkv steps; u, dt, z in Q, K, V, the output in O.
+// Selective scan (Mamba-1), per (b, channel, step): 6 FLOPs per state element n (dt A,
+// dA h, dt u B, their sum, C h and its accumulation) and 5 more (dt + bias, dt u, D u and
+// its add, y silu(z)); softplus and silu as functions (their exps count apart).
+double model_flops_selective_scan(const problem& p);
+// cpu: per (b, head) task: A (d x N), D, bias once; u, dt, z read and out written once; B and
+// C (N per step) once per group segment of the head's channels. The carry stays on chip.
+double model_bytes_selective_scan(const problem& p);
+// One exp per (b, channel, step, n) (exp(dt A)) plus softplus's and silu's: D L (N + 2) per b.
+double model_exps_selective_scan(const problem& p);
+// The runs of one group among head h's channels (G groups of H d / G channels each).
+std::int64_t selective_scan_segments(const problem& p, std::int64_t h);
+// WKV (RWKV-4), per (b, channel, step): 17 FLOPs (the output's 6, the state's 5, the
+// exponents' 6 adds); max not counted.
+double model_flops_wkv(const problem& p);
+// cpu: per (b, head): w and u once, K and V read and O written once.
+double model_bytes_wkv(const problem& p);
+// Four exps per (b, channel, step): the running-max form's two weights for the output and two
+// for the state update.
+double model_exps_wkv(const problem& p);
+// WKV6 (RWKV-6, d x d state per head), per (b, head, step): 5 d^2 + 5 d FLOPs (the state read
+// r S 2 d^2, the update w S + k v^T 3 d^2; the bonus sum_j r u k 3 d and its v term 2 d).
+double model_flops_wkv6(const problem& p);
+// cpu: per (b, head): u once; r, k, v, w_raw read and O written once. The state stays on chip.
+double model_bytes_wkv6(const problem& p);
+// Two exps per (b, channel, step): the decay exp(-exp(w_raw)).
+double model_exps_wkv6(const problem& p);
+
 }  // namespace attnbench

@@ -25,9 +25,21 @@ reference_rows reference_softmax(const host_inputs& in, std::span<const std::int
 // (mask none: all keys; causal: j <= i'). Other masks are rejected.
 reference_rows reference_linear(const host_inputs& in, std::span<const std::int64_t> rows);
 
+// The scans' references (kernels/reference/scan_reference.hpp).
+reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows);
+reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows);
+reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
+
 inline reference_rows reference_for(attention_math m, const host_inputs& in,
                                     std::span<const std::int64_t> rows) {
-  return m == attention_math::softmax ? reference_softmax(in, rows) : reference_linear(in, rows);
+  switch (m) {
+    case attention_math::softmax: return reference_softmax(in, rows);
+    case attention_math::linear: return reference_linear(in, rows);
+    case attention_math::selective_scan: return reference_selective_scan(in, rows);
+    case attention_math::wkv: return reference_wkv(in, rows);
+    case attention_math::wkv6: return reference_wkv6(in, rows);
+  }
+  return {};
 }
 
 }  // namespace attnbench

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "core/mask.hpp"
+#include "kernels/reference/scan_reference.hpp"
 
 namespace attnbench {
 
@@ -102,6 +103,7 @@ std::int64_t reference_fp32_bytes(const problem& p) {
 }
 
 reference_all_rows reference_fp32_all_rows(attention_math math, const host_inputs& in) {
+  if (is_scan(math)) return reference_scan_all_rows(math, in);  // kernels/reference/scan_reference.hpp
   const problem& p = in.p;
   const bool linear = math == attention_math::linear;
   if (linear && (p.mask.global != 0 || p.mask.kind == mask_kind::local || p.mask.has_sparse()))

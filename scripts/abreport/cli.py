@@ -22,7 +22,7 @@ PROG = "attnbench_report"
 
 def _charts(name: str) -> Callable[[Dataset, argparse.Namespace], "Built"]:
     def build(ds: Dataset, args: argparse.Namespace) -> "Built":
-        from . import fp8_chart, gqa_decode, model_vs_measured, roofline, speedup, tiles
+        from . import alternatives, fp8_chart, gqa_decode, model_vs_measured, roofline, speedup, tiles
         table: dict[str, Callable[[], "Built"]] = {
             "roofline": lambda: roofline.build(ds),
             "speedup": lambda: speedup.build(ds, args.baseline),
@@ -31,6 +31,7 @@ def _charts(name: str) -> Callable[[Dataset, argparse.Namespace], "Built"]:
             "decode": lambda: gqa_decode.build_decode(ds),
             "model-vs-measured": lambda: model_vs_measured.build(ds),
             "fp8": lambda: fp8_chart.build(ds),
+            "alternatives": lambda: alternatives.build(ds),
         }
         return table[name]()
     return build
@@ -44,6 +45,8 @@ CHART_HELP = {
     "decode": "decode (Nq <= 16) GB/s vs Nkv with the copy-bandwidth ceiling",
     "model-vs-measured": "measured (Nsight Compute) / modeled DRAM bytes per variant",
     "fp8": "fp8 (e4m3) rows beside their bf16 partners: TFLOP/s vs sequence length with the e4m3 peak",
+    "alternatives": "causal attention against each scan (tag scan) at the same width: time, TFLOP/s and "
+                    "their ratio vs L, the crossover marked",
 }
 
 

@@ -8,7 +8,8 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import bounds, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline, speedup, tiles
+from . import (alternatives, bounds, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline,
+               speedup, tiles)
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import exp_rate, position
@@ -35,6 +36,8 @@ CAPTIONS = {
                "visible pairs; the dotted 1/density is the speedup of skipping every invisible pair at equal speed.",
     "fp8_vs_bf16": "Each fp8 row (solid) beside its bf16 partner (dashed) in the same run; the horizontal lines "
                    "are the device's e4m3 and bf16 peaks (measured solid, theoretical dashed).",
+    "alternatives": "Causal attention (dashed) against each scan (solid) on the problem of the same width; right: "
+                    "attention time / scan time, above 1 the scan is faster, the dotted line its crossover length.",
     "model_vs_measured": "1.0 = the byte model is exact; above, the kernel moves more bytes than modeled; "
                          "below, caches absorb reuse the model counts as DRAM traffic.",
 }
@@ -58,6 +61,7 @@ def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
     out.extend(model_vs_measured.build(ds))
     out.extend(density.build(ds))
     out.extend(fp8_chart.build(ds))
+    out.extend(alternatives.build(ds))
     return out
 
 
@@ -314,6 +318,7 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
     lines += ["", "## Versus libraries", ""] + _versus_table(ds)
     lines += _accuracy(ds)
     lines += fp8.section(ds)
+    lines += alternatives.section(ds)
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:

@@ -33,6 +33,8 @@ const std::map<std::string, axis_example, std::less<>> examples = {
     {"nkv", {"512", 1, "big"}},
     {"mask", {"none,local:255,0,causal+global:4", 3, "local:5"}},
     {"block", {"32x64,64x64", 2, "64*64"}},
+    {"state", {"16,64", 2, "0"}},
+    {"groups", {"1,2", 2, "two"}},
     {"variant", {"t_good,tag:tiled,cuda:t_good", 3, "tag:frob"}},
 };
 

@@ -76,7 +76,7 @@ TEST(variant_select, unknown_tags_and_names_are_input_errors) {
     EXPECT_NE(m.find("'tag:frob'"), std::string::npos) << m;
     for (tag t : all_tags) EXPECT_NE(m.find(to_string(t)), std::string::npos) << m;
   }
-  EXPECT_EQ(std::size(all_tags), 7u);
+  EXPECT_EQ(std::size(all_tags), 8u);
   EXPECT_EQ(parse_tag_item("tag:gqa"), tag::gqa);
   EXPECT_THROW(parse_variant_item(""), input_error);
   EXPECT_EQ(parse_variant_item("flash2"), "flash2");  // names are checked against the rows
@@ -96,14 +96,15 @@ TEST(variant_select, unknown_tags_and_names_are_input_errors) {
 }
 
 // Presets select rows by tag, except the fp8 groups (issue 16), which pair
-// rows across dtypes (flash3 bf16 beside flash3_fp8 e4m3): they name them,
-// backend-qualified, and each name must be a row of that backend.
+// rows across dtypes (flash3 bf16 beside flash3_fp8 e4m3), and the alternatives
+// group (issue 25), which names the attention the scans are measured against:
+// they name them, backend-qualified, and each name must be a row of that backend.
 TEST(variant_select, presets_name_no_variants) {
   for (const auto& p : preset_names())
     for (const auto& g : make_preset(p).groups)
       for (const auto& item : g.axes.variant) {
         if (item.starts_with("tag:")) continue;
-        EXPECT_EQ(g.name, "fp8") << p << ": " << item;
+        EXPECT_TRUE(g.name == "fp8" || g.name == "alternatives") << p << "/" << g.name << ": " << item;
         const bool cpu = item.starts_with("cpu:"), cuda = item.starts_with("cuda:");
         ASSERT_TRUE(cpu || cuda) << p << "/" << g.name << ": " << item;
         const std::string name = item.substr(item.find(':') + 1);
