@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """attnbench's CPU selective scan against mambapy's, interleaved (issue 25).
 
-mambapy (PyPI; scripts/setup.sh --for main installs it) is the pure-PyTorch Mamba a CPU user
+mambapy (PyPI; scripts/setup.sh installs it with the test tools) is the pure-PyTorch Mamba a CPU user
 would pick: its `MambaBlock.selective_scan` runs the scan as a parallel (Blelloch) scan over
 (B, L, D, N) tensors. Timed on its side, as its CPU path runs it: softplus(dt + bias), the
 selective scan (D u included), y * silu(z) (mamba.py, MambaBlock.ssm and forward). attnbench's
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         import mambapy  # noqa: F401
         import torch
     except ImportError as e:
-        print(f"cpu_vs_mambapy: {e}: run scripts/setup.sh --for main (installs mambapy)", file=sys.stderr)
+        print(f"cpu_vs_mambapy: {e}: run scripts/setup.sh (installs mambapy)", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
     width = args.heads * args.head_dim

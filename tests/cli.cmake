@@ -207,7 +207,7 @@ set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "cpu;cli;slurm" TIMEO
 # benchmarks/cpu_vs_mambapy.py on a small shape (issue 25): its outputs agree with mambapy's
 # (relative L2 <= 1e-4, measured 1.1e-7), which also checks that the script rebuilds attnbench's
 # scan parameters exactly; the negative control at tolerance 1e-9 must fail (exit 1), so the
-# comparison is live. Skipped (77) without torch and mambapy (scripts/setup.sh --for main). ~5 s each.
+# comparison is live. Skipped (77) without torch and mambapy (scripts/setup.sh). ~5 s each.
 foreach(kind agree control)
   set(tol 1e-4)
   if(kind STREQUAL control)
