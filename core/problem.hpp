@@ -36,6 +36,12 @@ int output_bytes(dtype t);                     // dtype_bytes(output_dtype(t))
 
 enum class mask_kind { none, causal, local };
 
+// Which pass a run times (docs/backward.md): the forward (O, lse), the backward
+// (dQ, dK, dV from Q, K, V, dO and the forward's O and lse) or both back to back.
+enum class pass_kind { fwd, bwd, fwd_bwd };
+std::string_view to_string(pass_kind p);
+pass_kind parse_pass(std::string_view s);  // throws input_error
+
 // The largest r of random:b,r (a fixed array on the device holds one query
 // block's picks) and of the strided stride/band (docs/masks.md).
 inline constexpr std::int64_t max_random_blocks = 16;
@@ -99,6 +105,7 @@ struct problem {
   mask_spec mask;
   std::int64_t Br = 64, Bc = 64;
   feature_map phi = feature_map::elu1;
+  pass_kind pass = pass_kind::fwd;  // in phi's padding: sizeof(problem) unchanged
 
   ATTN_HD std::int64_t group() const { return H / Hkv; }  // query heads per KV head
   ATTN_HD std::int64_t kv_head(std::int64_t h) const { return h / group(); }
@@ -108,6 +115,7 @@ struct problem {
   ATTN_HD std::int64_t rows() const { return B * H * Nq; }  // query rows (also log-sum-exp entries)
   bool operator==(const problem&) const = default;
 };
+static_assert(sizeof(void*) != 8 || sizeof(problem) == 120, "problem grew: every CUDA kernel receives it");
 
 // The largest accepted sizes (docs/cli.md). They keep every size, count and
 // byte computation of the models and kernels inside 64-bit integers: with
@@ -123,7 +131,8 @@ inline constexpr std::int64_t max_score_elems = std::int64_t{1} << 52;  // B*H*N
 // a block layout whose shape does not match Nq, Nkv, b and H).
 void validate(const problem& p);
 
-// "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"
+// "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64",
+// then "/pass:bwd" or "/pass:fwd_bwd" (forward names carry no suffix, as before the axis).
 std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p);
 
 // Builds and validates a problem (tests, tools); throws input_error.

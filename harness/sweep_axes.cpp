@@ -159,6 +159,17 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .defaults = {tile_shape{}},
       .apply = [](sweep_point& p, const tile_shape& v) { p.block = v; },
   }));
+  // Inside the problem axes, so a problem's fwd, bwd and fwd_bwd runs are adjacent and
+  // share its inputs and references (validation.hpp).
+  t.push_back(axis<pass_kind>({
+      .name = "pass",
+      .help = "fwd|bwd|fwd_bwd",
+      .field = &sweep_axes::pass,
+      .parse = [](std::string_view s, std::string_view) { return parse_pass(s); },
+      .print = [](const pass_kind& v) { return ojson(std::string(to_string(v))); },
+      .defaults = {pass_kind::fwd},
+      .apply = [](sweep_point& p, const pass_kind& v) { p.pass = v; },
+  }));
   t.push_back(axis<std::string>({
       .name = "variant",
       .help = "NAME|tag:TAG|cpu:NAME|cuda:NAME",
@@ -210,8 +221,10 @@ bool sweep_axes::empty() const {
 }
 
 problem point_problem(const sweep_point& p) {
-  return make_problem(p.B, p.H, p.kv.resolve(p.H), p.Nq, p.Nkv, p.d, p.type, to_string(p.mask),
-                      p.block.br, p.block.bc);
+  problem out =
+      make_problem(p.B, p.H, p.kv.resolve(p.H), p.Nq, p.Nkv, p.d, p.type, to_string(p.mask), p.block.br, p.block.bc);
+  out.pass = p.pass;
+  return out;
 }
 
 }  // namespace attnbench

@@ -27,6 +27,7 @@ struct sweep_axes {
   std::vector<tile_shape> block;
   std::vector<mask_spec> mask;
   std::vector<dtype> type;
+  std::vector<pass_kind> pass;  // fwd | bwd | fwd_bwd (docs/backward.md)
   bool empty() const;
   bool operator==(const sweep_axes&) const = default;
 };
@@ -39,6 +40,7 @@ struct sweep_point {
   kv_heads_value kv;
   mask_spec mask;
   tile_shape block;
+  pass_kind pass = pass_kind::fwd;
   const variant* row = nullptr;
 };
 problem point_problem(const sweep_point& p);  // throws input_error

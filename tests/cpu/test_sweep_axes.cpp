@@ -33,6 +33,7 @@ const std::map<std::string, axis_example, std::less<>> examples = {
     {"nkv", {"512", 1, "big"}},
     {"mask", {"none,local:255,0,causal+global:4", 3, "local:5"}},
     {"block", {"32x64,64x64", 2, "64*64"}},
+    {"pass", {"fwd,bwd,fwd_bwd", 3, "backward"}},
     {"variant", {"t_good,tag:tiled,cuda:t_good", 3, "tag:frob"}},
 };
 

@@ -1,0 +1,162 @@
+// flash2 backward (CPU): FlashAttention-2's backward loop (Dao 2023, Algorithm 2).
+// Idea: a preprocess computes D = rowsum(dO * O) per query row; then one task per
+// (batch, KV head) walks its key tiles (KV outer) and, for each, every query tile
+// of the group's heads that visits it (query inner): S^T = K Q^T recomputed,
+// P^T = exp(S^T - lse) from the forward's log-sum-exp (no max, no sum), then
+// dV += P^T dO, dP^T = V dO^T, dS^T = P^T * (dP^T - D), dK += dS^T Q and
+// dQ += dS K; dK and dV stay in the tile buffers and are written once per key
+// tile, dQ (fp32) is read-modified-written in global memory per (key tile,
+// query tile), as FA2's dq_accum. Changed from the naive backward: S, P, dP and
+// dS never leave the tile buffers, P costs one exp per score and no row
+// reduction, K and V are read once. The tile pairs are those of the forward's
+// walk (causal_bound, transposed: query tiles per key tile), masked element-wise.
+// Races: a task owns a KV head and the group's query heads whole, so the dQ rows
+// it accumulates are read and written by no other task: no atomics, and the
+// result does not depend on the thread count (deterministic); GQA's sum over a
+// group happens in the task's dK/dV tile buffers (no expanded dK/dV). The cost:
+// B * Hkv tasks, fewer than the threads leave cores idle (B = 1, Hkv = 1).
+// Expected bottleneck: math (five tile products of 2 Br Bc d FLOPs per tile
+// pair against the forward's two, and an exp per score).
+// CPU specifics: the transposed score tile of the forward (tile_softmax.hpp), so
+// P^T, dS^T and both column-major views (dS for dQ) come without copies; the Q
+// and dO tiles are loaded once and transposed in the tile buffers.
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/backward_runner.hpp"
+#include "kernels/cpu/flash2_loop.hpp"
+#include "kernels/cpu/tile_gemm.hpp"
+#include "kernels/cpu/tile_softmax_bwd.hpp"
+
+namespace attnbench::cpu {
+
+namespace {
+
+// The query tiles that visit each key tile: the forward's walk transposed.
+std::vector<std::vector<std::int32_t>> q_tiles_per_kv_tile(const problem& p) {
+  const kv_tile_list l = make_kv_tile_list(p, tile_walk::causal_bound);
+  std::vector<std::vector<std::int32_t>> out(static_cast<std::size_t>(l.kv_tiles));
+  for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
+    for (std::int32_t n = 0; n < l.view().count(0, qt); ++n) out[l.view().at(0, qt, n)].push_back(std::int32_t(qt));
+  return out;
+}
+
+void transpose(float* to, std::int64_t ld, const float* from, std::int64_t rows, std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) to[c * ld + r] = from[r * cols + c];
+}
+
+}  // namespace
+
+void flash2_backward(const problem& p, const float* q, const float* k, const float* v, const float* o, const float* lse,
+                     const float* d_o, float* delta, float* dq, float* dk, float* dv, byte_counter& bytes,
+                     exp_counter& exps, const std::vector<std::vector<std::int32_t>>& walk) {
+  const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
+  const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
+  const std::int64_t heads = p.B * p.H, tasks = p.B * p.Hkv;
+  blas_single_thread blas;
+#pragma omp parallel if (worth_threads(p))
+  {
+    // Preprocess: D = rowsum(dO * O) and dQ = 0, per (batch, head).
+#pragma omp for schedule(static)
+    for (std::int64_t bh = 0; bh < heads; ++bh) {
+      const float* oh = read_tile(o + bh * p.Nq * d, p.Nq * d, bytes);
+      const float* doh = read_tile(d_o + bh * p.Nq * d, p.Nq * d, bytes);
+      for (std::int64_t i = 0; i < p.Nq; ++i) {
+        float s = 0;
+#pragma omp simd reduction(+ : s)
+        for (std::int64_t c = 0; c < d; ++c) s += oh[i * d + c] * doh[i * d + c];
+        delta[bh * p.Nq + i] = s;
+      }
+      bytes.add(4 * p.Nq);  // D written
+      fill_store(dq + bh * p.Nq * d, 0.0f, p.Nq * d, bytes);
+    }
+    // Tile buffers: Q, dO (Br x d) and their transposes, S^T / P^T and dP^T / dS^T
+    // (Bc x Br), lse and D of the query tile, dK and dV accumulators (Bc x d).
+    std::vector<float> buf(4 * Br * d + 2 * Bc * Br + 2 * Br + 2 * Bc * d);
+    float* qs = buf.data();
+    float* dos = qs + Br * d;
+    float* q_t = dos + Br * d;
+    float* do_t = q_t + d * Br;
+    float* pt = do_t + d * Br;
+    float* dst = pt + Bc * Br;
+    float* lse_t = dst + Bc * Br;
+    float* delta_t = lse_t + Br;
+    float* dk_acc = delta_t + Br;
+    float* dv_acc = dk_acc + Bc * d;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      const std::int64_t b = t / p.Hkv, hkv = t % p.Hkv;
+      for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
+        const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
+        const float* ks = read_tile(k + kv_offset(p, b, hkv, c0), cols * d, bytes);
+        const float* vs = read_tile(v + kv_offset(p, b, hkv, c0), cols * d, bytes);
+        bool acc_written = false;
+        for (std::int64_t h = hkv * p.group(); h < (hkv + 1) * p.group(); ++h)
+          for (const std::int32_t qt : walk[kt]) {
+            const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, row0 = (b * p.H + h) * p.Nq + r0;
+            load(qs, q + q_offset(p, b, h, r0), rows * d, bytes);
+            load(dos, d_o + q_offset(p, b, h, r0), rows * d, bytes);
+            load(lse_t, lse + row0, rows, bytes);
+            load(delta_t, delta + row0, rows, bytes);
+            transpose(q_t, Br, qs, rows, d);
+            transpose(do_t, Br, dos, rows, d);
+            // P^T = exp(scale K Q^T - lse), masked scores -inf -> 0
+            tile_gemm(cols, rows, d, scale_qk, {ks, d, 1}, q_t, Br, pt, Br, {});
+            if (!tile_fully_visible(p, {r0, r0 + rows}, c0, c0 + cols))
+              for (std::int64_t r = 0; r < rows; ++r)
+                mask_strided(p, h, r0 + r, c0, pt + r, Br, cols, -std::numeric_limits<float>::infinity());
+            exps.add(probabilities_from_lse_columns(pt, cols, Br, rows, lse_t));
+            // dV += P^T dO
+            tile_gemm(cols, d, rows, 1.0f, {pt, Br, 1}, dos, d, dv_acc, d, {.accumulate = acc_written});
+            // dS^T = P^T * (V dO^T - D)
+            tile_gemm(cols, rows, d, 1.0f, {vs, d, 1}, do_t, Br, dst, Br, {});
+            softmax_grad_columns(dst, pt, cols, Br, rows, delta_t);
+            // dK += scale dS^T Q; dQ += scale dS K (dS = (dS^T)^T: a column-major view)
+            tile_gemm(cols, d, rows, scale_qk, {dst, Br, 1}, qs, d, dk_acc, d, {.accumulate = acc_written});
+            float* dq_tile = dq + q_offset(p, b, h, r0);
+            tile_gemm(rows, d, cols, scale_qk, {dst, 1, Br}, ks, d, dq_tile, d, {.accumulate = true});
+            bytes.add(2 * 4 * rows * d);  // dQ read and written
+            acc_written = true;
+          }
+        if (!acc_written) {  // no query row sees these keys: zero gradients
+          std::fill(dk_acc, dk_acc + cols * d, 0.0f);
+          std::fill(dv_acc, dv_acc + cols * d, 0.0f);
+        }
+        store(dk + kv_offset(p, b, hkv, c0), dk_acc, cols * d, bytes);
+        store(dv + kv_offset(p, b, hkv, c0), dv_acc, cols * d, bytes);
+      }
+    }
+  }
+}
+
+namespace {
+
+class flash2_backward_runner final : public cpu_backward_runner {
+ public:
+  flash2_backward_runner(const problem& p, bool writes_lse)
+      : cpu_backward_runner(p, writes_lse),
+        fwd_tiles_(make_kv_tile_list(p, tile_walk::causal_bound)),
+        bwd_walk_(q_tiles_per_kv_tile(p)),
+        delta_(p.rows()) {}
+
+ private:
+  void forward() override {
+    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, fwd_tiles_);
+  }
+  void backward() override {
+    flash2_backward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), d_o_.data(), delta_.data(), dq_.data(),
+                    dk_.data(), dv_.data(), bytes_, exps_, bwd_walk_);
+  }
+  kv_tile_list fwd_tiles_;
+  std::vector<std::vector<std::int32_t>> bwd_walk_;
+  std::vector<float> delta_;  // D = rowsum(dO * O), [B, H, Nq]
+};
+
+}  // namespace
+
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<flash2_backward_runner>(p, writes_lse);
+}
+
+}  // namespace attnbench::cpu
