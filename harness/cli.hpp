@@ -55,6 +55,9 @@ struct run_cli {
   dtype type = dtype::fp32;
   int repeat = 0;
   bool hot = false;
+  // --pass bwd / fwd_bwd (docs/backward.md): dO in, dQ, dK, dV out.
+  pass_kind pass = pass_kind::fwd;
+  std::string d_o, dq_out, dk_out, dv_out;
 };
 
 struct merge_cli {
