@@ -76,7 +76,7 @@ struct time_stats {
 };
 time_stats stats_of(std::vector<double> v);  // median as Google Benchmark computes it
 
-// row.model(p); nullopt when the row has none or it throws.
+// row.model(p); nullopt when the row has none, does not run p.pass or it throws.
 std::optional<model_figures> model_of(const variant& row, const problem& p);
 
 // Non-finite figures are written as null.

@@ -11,6 +11,7 @@
 
 #include "core/mask.hpp"
 #include "harness/backend.hpp"
+#include "harness/run_result.hpp"
 #include "harness/tensors.hpp"
 #include "harness/validation.hpp"
 #include "kernels/models/models.hpp"
@@ -148,6 +149,11 @@ TEST(backward_rows, naive_and_flash2_claim_bwd) {
   const support s = find_variant("flash1", backend_kind::cpu)->supports(p);
   EXPECT_FALSE(s.ok);
   EXPECT_NE(s.reason.find("runs passes fwd only, not bwd"), std::string::npos) << s.reason;
+  // A row that does not run the pass has no model of it (entries carry null figures).
+  EXPECT_FALSE(model_of(*find_variant("flash1", backend_kind::cpu), p));
+  p.pass = pass_kind::fwd;
+  EXPECT_TRUE(model_of(*find_variant("flash1", backend_kind::cpu), p));  // control
+  p.pass = pass_kind::bwd;
   p.type = dtype::bf16;
   const support b = find_variant("flash2", backend_kind::cpu)->supports(p);
   EXPECT_FALSE(b.ok);
