@@ -7,13 +7,17 @@
 // Each check has a negative control that must fail.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <cmath>
+#include <cstring>
 
 #include "core/mask.hpp"
 #include "harness/backend.hpp"
 #include "harness/run_result.hpp"
 #include "harness/tensors.hpp"
 #include "harness/validation.hpp"
+#include "kernels/cpu/cpu_common.hpp"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/attention_reference.hpp"
 #include "kernels/reference/backward_reference.hpp"
@@ -344,6 +348,43 @@ TEST(backward_validation, gradient_errors_reach_the_result_and_fail_when_wrong) 
       EXPECT_LT(v.result.dq_err, v.result.grad_tolerance);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<float> all_gradients(const variant& v, const host_inputs& in) {
+  auto r = v.make(in.p);
+  r->set_inputs(in);
+  r->run();
+  host_outputs o = r->get_outputs();
+  std::vector<float> g = o.dq;
+  g.insert(g.end(), o.dk.begin(), o.dk.end());
+  g.insert(g.end(), o.dv.begin(), o.dv.end());
+  return g;
+}
+
+// flash2's backward avoids races by ownership (a task owns a KV head and its group's dQ
+// rows), so its gradients do not depend on the thread count: bit-identical on 1 and 2
+// threads. Control: one ulp of one input changes the bits (the comparison is exact).
+TEST(backward_rows, flash2_gradients_are_bit_identical_across_thread_counts) {
+  problem p = make_problem(1, 4, 2, 256, 256, 64, dtype::fp32, "causal");
+  p.pass = pass_kind::bwd;
+  ASSERT_TRUE(cpu::worth_threads(p));
+  const variant& v = *find_variant("flash2", backend_kind::cpu);
+  host_inputs in = backward_inputs(p, 11);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<float> one = all_gradients(v, in);
+  omp_set_num_threads(2);
+  const std::vector<float> two = all_gradients(v, in);
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  const std::size_t x = 100 * 64 + 5;  // row 100 of head 0 (row 0 sees one key: its q has no effect)
+  in.q[x] = std::nextafter(in.q[x], 10.0f);
+  const std::vector<float> nudged = all_gradients(v, in);
+  EXPECT_NE(std::memcmp(one.data(), nudged.data(), one.size() * sizeof(float)), 0);
+  omp_set_num_threads(saved);
 }
 
 }  // namespace
