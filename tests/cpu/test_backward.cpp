@@ -14,6 +14,7 @@
 
 #include "core/mask.hpp"
 #include "harness/backend.hpp"
+#include "harness/json_output.hpp"
 #include "harness/run_result.hpp"
 #include "harness/tensors.hpp"
 #include "harness/validation.hpp"
@@ -385,6 +386,34 @@ TEST(backward_rows, flash2_gradients_are_bit_identical_across_thread_counts) {
   const std::vector<float> nudged = all_gradients(v, in);
   EXPECT_NE(std::memcmp(one.data(), nudged.data(), one.size() * sizeof(float)), 0);
   omp_set_num_threads(saved);
+}
+
+}  // namespace
+
+namespace {
+
+// Entries carry the pass and the memory the run allocated; the backward adds dO, dQ, dK, dV,
+// D and its tile buffers to the forward's. Control: an entry that did not run carries null.
+TEST(backward_json, entries_carry_pass_and_memory) {
+  const variant& row = *find_variant("flash2", backend_kind::cpu);
+  problem p = make_problem(1, 4, 2, 100, 70, 16, dtype::fp32, "causal", 32, 32);
+  measurement ok;
+  std::int64_t memory[2];
+  for (pass_kind pass : {pass_kind::fwd, pass_kind::bwd}) {
+    p.pass = pass;
+    const nlohmann::json e = make_entry({&row, p, "t", row.benchmark_name(p), row.supports(p)}, ok);
+    EXPECT_EQ(e["pass"], std::string(to_string(pass)));
+    memory[pass == pass_kind::bwd] = e["memory_bytes"].get<std::int64_t>();
+    EXPECT_EQ(e.contains("grad_err"), pass == pass_kind::bwd);
+  }
+  const std::int64_t t = 32;
+  EXPECT_EQ(memory[1] - memory[0],
+            4 * (2 * p.q_elems() + 2 * p.kv_elems() + p.rows()) + 4 * cpu::max_threads() * (6 * t * p.d + 2 * t * t));
+  measurement skipped;
+  skipped.status = "skipped";
+  const nlohmann::json e = make_entry({&row, p, "t", row.benchmark_name(p), row.supports(p)}, skipped);
+  EXPECT_TRUE(e["memory_bytes"].is_null());
+  EXPECT_TRUE(e["grad_err"].is_null());
 }
 
 }  // namespace
