@@ -38,9 +38,12 @@ reference_grads reference_softmax_backward(const host_inputs& in, std::span<cons
   auto score = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
     return dot(q + q_at(b, h, i), k + kv_at(b, h, j), d) * scale;
   };
+  // Threads only for large problems: a parallel region costs more than a small problem (under
+  // load, spinning OpenMP threads made the unit tests' ~700 small backwards take 12 s, not 0.5 s).
+  const bool parallel = p.rows() * p.Nkv * d >= (std::int64_t{1} << 20);
   // Per query row: lse and D = dO . O, O in fp64.
   std::vector<double> lse(p.rows()), D(p.rows());
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) if (parallel)
   for (std::int64_t r = 0; r < p.rows(); ++r) {
     const std::int64_t b = r / (p.H * p.Nq), h = (r / p.Nq) % p.H, i = r % p.Nq;
     double m = neg_inf;
@@ -73,7 +76,7 @@ reference_grads reference_softmax_backward(const host_inputs& in, std::span<cons
   const std::int64_t nq = static_cast<std::int64_t>(q_rows.size()), nk = static_cast<std::int64_t>(kv_rows.size());
   reference_grads g{std::vector<double>(nq * d, 0.0), std::vector<double>(nk * d, 0.0),
                     std::vector<double>(nk * d, 0.0)};
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) if (parallel)
   for (std::int64_t x = 0; x < nq; ++x) {
     const std::int64_t r = q_rows[x], b = r / (p.H * p.Nq), h = (r / p.Nq) % p.H, i = r % p.Nq;
     if (lse[r] == neg_inf) continue;
@@ -85,7 +88,7 @@ reference_grads reference_softmax_backward(const host_inputs& in, std::span<cons
       for (std::int64_t c = 0; c < d; ++c) dq[c] += scale * ds * k[kv_at(b, h, j) + c];
     }
   }
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) if (parallel)
   for (std::int64_t x = 0; x < nk; ++x) {
     const std::int64_t r = kv_rows[x], b = r / (p.Hkv * p.Nkv), hkv = (r / p.Nkv) % p.Hkv, j = r % p.Nkv;
     double* dk = g.dk.data() + x * d;
