@@ -28,6 +28,22 @@ dtype parse_dtype(std::string_view s) {
   throw input_error(fmt::format("unknown dtype '{}' (expected fp32, fp16, bf16 or e4m3)", s));
 }
 
+std::string_view to_string(pass_kind p) {
+  switch (p) {
+    case pass_kind::fwd: return "fwd";
+    case pass_kind::bwd: return "bwd";
+    case pass_kind::fwd_bwd: return "fwd_bwd";
+  }
+  return "?";
+}
+
+pass_kind parse_pass(std::string_view s) {
+  if (s == "fwd") return pass_kind::fwd;
+  if (s == "bwd") return pass_kind::bwd;
+  if (s == "fwd_bwd") return pass_kind::fwd_bwd;
+  throw input_error(fmt::format("unknown pass '{}' (expected fwd, bwd or fwd_bwd)", s));
+}
+
 int dtype_bytes(dtype t) {
   switch (t) {
     case dtype::fp32: return 4;
@@ -210,8 +226,6 @@ std::string to_string(const mask_spec& m) {
   return out;
 }
 
-static_assert(sizeof(problem) == 120, "dstate and ngroups live in the padding after phi");
-
 void validate(const problem& p) {
   auto positive = [](std::int64_t v, const char* what) {
     if (v <= 0) throw input_error(fmt::format("{} must be positive, got {}", what, v));
@@ -288,9 +302,9 @@ problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int6
 }
 
 std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p) {
-  return fmt::format("{}/{}/{}/B:{}/H:{}/Hkv:{}/Nq:{}/Nkv:{}/d:{}/mask:{}/Br:{}/Bc:{}", variant,
-                     backend, to_string(p.type), p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d,
-                     to_string(p.mask), p.Br, p.Bc);
+  return fmt::format("{}/{}/{}/B:{}/H:{}/Hkv:{}/Nq:{}/Nkv:{}/d:{}/mask:{}/Br:{}/Bc:{}", variant, backend,
+                     to_string(p.type), p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d, to_string(p.mask), p.Br, p.Bc) +
+         (p.pass == pass_kind::fwd ? std::string() : fmt::format("/pass:{}", to_string(p.pass)));
 }
 
 }  // namespace attnbench

@@ -26,7 +26,7 @@ namespace attnbench {
 // (core/fp8.hpp, host_inputs::scales); O is written in bf16
 // (output_dtype), the log-sum-exp in fp32 as for every dtype.
 enum class dtype { fp32, fp16, bf16, e4m3 };
-enum class feature_map { elu1 };  // linear attention: phi(x) = elu(x) + 1
+enum class feature_map : std::uint8_t { elu1 };  // linear attention: phi(x) = elu(x) + 1
 
 std::string_view to_string(dtype t);
 dtype parse_dtype(std::string_view s);
@@ -35,6 +35,12 @@ ATTN_HD constexpr dtype output_dtype(dtype t) { return t == dtype::e4m3 ? dtype:
 int output_bytes(dtype t);                     // dtype_bytes(output_dtype(t))
 
 enum class mask_kind { none, causal, local };
+
+// Which pass a run times (docs/backward.md): the forward (O, lse), the backward
+// (dQ, dK, dV from Q, K, V, dO and the forward's O and lse) or both back to back.
+enum class pass_kind : std::uint8_t { fwd, bwd, fwd_bwd };
+std::string_view to_string(pass_kind p);
+pass_kind parse_pass(std::string_view s);  // throws input_error
 
 // The largest r of random:b,r (a fixed array on the device holds one query
 // block's picks) and of the strided stride/band (docs/masks.md).
@@ -99,10 +105,11 @@ struct problem {
   mask_spec mask;
   std::int64_t Br = 64, Bc = 64;
   feature_map phi = feature_map::elu1;
+  pass_kind pass = pass_kind::fwd;
   // Scan rows only (docs/alternatives.md): the state size N per channel (Mamba's d_state) and
   // the groups G of channels sharing B and C (Mamba's ngroups); attention rows ignore both.
-  // 16-bit so they fill the padding after phi: the problem every CUDA kernel receives by value
-  // stays 120 bytes (core/problem.cpp asserts it).
+  // phi and pass are one byte and these 16-bit, so all four fill the padding after phi: the
+  // problem every CUDA kernel receives by value stays 120 bytes (asserted below).
   std::int16_t dstate = 16, ngroups = 1;
 
   ATTN_HD std::int64_t group() const { return H / Hkv; }  // query heads per KV head
@@ -113,6 +120,7 @@ struct problem {
   ATTN_HD std::int64_t rows() const { return B * H * Nq; }  // query rows (also log-sum-exp entries)
   bool operator==(const problem&) const = default;
 };
+static_assert(sizeof(void*) != 8 || sizeof(problem) == 120, "problem grew: every CUDA kernel receives it");
 
 // The largest accepted sizes (docs/cli.md). They keep every size, count and
 // byte computation of the models and kernels inside 64-bit integers: with
@@ -130,7 +138,8 @@ inline constexpr std::int64_t max_ngroups = 4096;                       // G of 
 // a block layout whose shape does not match Nq, Nkv, b and H).
 void validate(const problem& p);
 
-// "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64"
+// "<variant>/<backend>/<dtype>/B:1/H:8/Hkv:2/Nq:1024/Nkv:1024/d:64/mask:causal/Br:64/Bc:64",
+// then "/pass:bwd" or "/pass:fwd_bwd" (forward names carry no suffix, as before the axis).
 std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p);
 
 // Builds and validates a problem (tests, tools); throws input_error.

@@ -61,6 +61,22 @@ std::vector<std::string_view> mask_feature_names(unsigned features) {
   return out;
 }
 
+unsigned pass_feature_of(pass_kind p) {
+  switch (p) {
+    case pass_kind::fwd: return pass_fwd;
+    case pass_kind::bwd: return pass_bwd;
+    case pass_kind::fwd_bwd: return pass_fwd_bwd;
+  }
+  return 0;
+}
+
+std::vector<std::string_view> pass_feature_names(unsigned features) {
+  std::vector<std::string_view> out;
+  for (pass_kind p : {pass_kind::fwd, pass_kind::bwd, pass_kind::fwd_bwd})
+    if (features & pass_feature_of(p)) out.push_back(to_string(p));
+  return out;
+}
+
 namespace {
 
 std::string join_dtypes(const std::vector<dtype>& ts) {
@@ -88,6 +104,9 @@ std::string join_names(const std::vector<std::string_view>& v) {
 support variant::supports(const problem& p) const {
   const std::string who = name + " (" + std::string(to_string(backend)) + ")";
   const auto& c = caps;
+  if (!(c.passes & pass_feature_of(p.pass)))
+    return support::no(who + " runs passes " + join_names(pass_feature_names(c.passes)) + " only, not " +
+                       std::string(to_string(p.pass)));
   if (!c.dtypes.empty() && std::find(c.dtypes.begin(), c.dtypes.end(), p.type) == c.dtypes.end())
     return support::no(who + " computes in " + join_dtypes(c.dtypes) + ", not " +
                        std::string(to_string(p.type)));

@@ -54,12 +54,16 @@ struct host_inputs {
   problem p;
   std::vector<float> q, k, v;
   input_scales scales;
+  std::vector<float> d_o;  // dO, [B, H, Nq, d], rounded as q; empty for a forward-only run
 };
 
 struct host_outputs {
   std::vector<float> o;    // [B, H, Nq, d]
   std::vector<float> lse;  // [B, H, Nq] natural-log sum of exp of scaled scores; -inf for
                            // rows with no visible key. Empty when the variant writes none.
+  // Gradients of a bwd / fwd_bwd run (docs/backward.md); empty for fwd.
+  std::vector<float> dq;      // [B, H, Nq, d]
+  std::vector<float> dk, dv;  // [B, Hkv, Nkv, d], summed over each KV head's query group
 };
 
 // One prepared run of one variant on one problem. Everything but run() is
@@ -67,10 +71,14 @@ struct host_outputs {
 class runner {
  public:
   virtual ~runner() = default;
+  // A backward runner (p.pass bwd) also runs its own forward here, once, untimed:
+  // the O and lse its backward reads.
   virtual void set_inputs(const host_inputs& in) = 0;
-  // Fills O (and lse) with NaN so unwritten elements show.
+  // Fills O (and lse) with NaN so unwritten elements show; p.pass bwd: the
+  // gradients instead (O and lse stay the forward's).
   virtual void poison_outputs() = 0;
-  // The timed work: one forward pass. CUDA runners enqueue on cuda::stream()
+  // The timed work: one pass of p.pass (fwd: forward; bwd: the whole backward;
+  // fwd_bwd: both back to back). CUDA runners enqueue on cuda::stream()
   // and do not synchronise.
   virtual void run() = 0;
   virtual host_outputs get_outputs() = 0;
@@ -128,6 +136,16 @@ enum mask_feature : unsigned {
 unsigned mask_features_of(const mask_spec& m);
 std::vector<std::string_view> mask_feature_names(unsigned features);
 
+// Passes a row runs (docs/backward.md).
+enum pass_feature : unsigned {
+  pass_fwd = 1u << 0,
+  pass_bwd = 1u << 1,
+  pass_fwd_bwd = 1u << 2,
+  pass_all = pass_fwd | pass_bwd | pass_fwd_bwd,
+};
+unsigned pass_feature_of(pass_kind p);
+std::vector<std::string_view> pass_feature_names(unsigned features);
+
 // What a row declares it can run; supports() refuses the rest with the reason.
 struct capabilities {
   std::vector<dtype> dtypes;
@@ -136,6 +154,7 @@ struct capabilities {
   bool gqa = true;                      // Hkv < H accepted
   bool gqa_only = false;                // only Hkv < H (rows that exist for GQA)
   std::int64_t max_nq = 0;              // 0: no limit
+  unsigned passes = pass_fwd;           // pass_feature bits
 };
 
 struct variant {

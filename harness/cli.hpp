@@ -56,6 +56,9 @@ struct run_cli {
   int repeat = 0;
   bool hot = false;
   std::int64_t dstate = 16, ngroups = 1;  // --state, --groups: the scan rows' N and G
+  // --pass bwd / fwd_bwd (docs/backward.md): dO in, dQ, dK, dV out.
+  pass_kind pass = pass_kind::fwd;
+  std::string d_o, dq_out, dk_out, dv_out;
 };
 
 struct merge_cli {

@@ -123,10 +123,11 @@ std::string join_command_line(int argc, char** argv) {
 json variant_rows_json() {
   json rows = json::array();
   for (const variant& v : registry()) {
-    json tags = json::array(), types = json::array(), masks = json::array();
+    json tags = json::array(), types = json::array(), masks = json::array(), passes = json::array();
     for (tag t : v.tags) tags.push_back(std::string(to_string(t)));
     for (dtype t : v.caps.dtypes) types.push_back(std::string(to_string(t)));
     for (auto m : mask_feature_names(v.caps.masks)) masks.push_back(std::string(m));
+    for (auto p : pass_feature_names(v.caps.passes)) passes.push_back(std::string(p));
     rows.push_back({{"name", v.name},
                     {"backend", std::string(to_string(v.backend))},
                     {"math", std::string(to_string(v.math))},
@@ -139,7 +140,8 @@ json variant_rows_json() {
                       {"head_dims", v.caps.head_dims},
                       {"gqa", v.caps.gqa},
                       {"gqa_only", v.caps.gqa_only},
-                      {"max_nq", v.caps.max_nq > 0 ? json(v.caps.max_nq) : json(nullptr)}}}});
+                      {"max_nq", v.caps.max_nq > 0 ? json(v.caps.max_nq) : json(nullptr)},
+                      {"passes", passes}}}});
   }
   return rows;
 }

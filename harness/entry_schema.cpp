@@ -73,6 +73,17 @@ std::string entry_schema_error(const json& e) {
         return fmt::format("field 'worst_row.{}' is {}, expected a non-negative integer", k,
                            w.contains(k) ? shown(w[k]) : "missing");
   }
+  // Issue 24's fields (the backward pass), absent from older files: checked when present.
+  if (e.contains("pass")) {
+    const json& p = e["pass"];
+    if (!p.is_string() || (p != "fwd" && p != "bwd" && p != "fwd_bwd"))
+      return missing_or(e, "pass", "fwd, bwd or fwd_bwd");
+  }
+  if (e.contains("memory_bytes") && !e["memory_bytes"].is_null() &&
+      !(e["memory_bytes"].is_number_integer() && e["memory_bytes"].get<std::int64_t>() >= 0))
+    return missing_or(e, "memory_bytes", "a non-negative integer or null");
+  for (const char* k : {"dq_err", "dk_err", "dv_err", "grad_err"})
+    if (e.contains(k) && !(e[k].is_number() || e[k].is_null())) return missing_or(e, k, "a number or null");
   if (e.contains("input_scales") && !e["input_scales"].is_null()) {
     const json& s = e["input_scales"];
     if (!s.is_object()) return missing_or(e, "input_scales", "an object {q, k, v} or null");

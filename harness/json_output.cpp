@@ -29,6 +29,34 @@ static json model_value(const F& f, const problem& p) {
   }
 }
 
+namespace {
+
+// The pass of every entry and, of those that ran, the memory the run allocated (the row's
+// memory_bytes, what admission held against free memory: a backward adds dO, dQ, dK, dV and
+// its workspace); the gradient errors of bwd / fwd_bwd entries (docs/backward.md).
+void add_backward_fields(json& e, const variant& row, const problem& p, const measurement& m) {
+  const validation_result& v = m.val;
+  e["pass"] = std::string(to_string(p.pass));
+  e["memory_bytes"] = nullptr;
+  if (m.status == "ok" && row.memory_bytes) {
+    try {
+      e["memory_bytes"] = row.memory_bytes(p);
+    } catch (const std::exception&) {  // null: not known
+    }
+  }
+  if (p.pass == pass_kind::fwd) return;
+  const bool c = v.grads_checked;
+  e["dq_err"] = c ? number_or_null(v.dq_err) : json(nullptr);
+  e["dk_err"] = c ? number_or_null(v.dk_err) : json(nullptr);
+  e["dv_err"] = c ? number_or_null(v.dv_err) : json(nullptr);
+  e["grad_err"] = c ? number_or_null(v.grad_err) : json(nullptr);
+  e["grad_tolerance"] = c ? v.grad_tolerance : grad_tolerance(p.type);
+  e["grad_nonfinite"] = c ? json(v.grad_nonfinite) : json(nullptr);
+  e["grad_checked_rows"] = c ? v.grad_checked_rows : 0;
+}
+
+}  // namespace
+
 json make_entry(const configuration& c, const measurement& m) { return make_entry(c, m, model_of(*c.row, c.p)); }
 
 json make_entry(const configuration& c, const measurement& m, const std::optional<model_figures>& model) {
@@ -125,6 +153,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["worst_row_err"] = nullptr;
     e["worst_row"] = nullptr;
   }
+  add_backward_fields(e, v, p, m);
   // e4m3 entries only: the scales of the inputs it was validated on; null when none were made.
   if (p.type == dtype::e4m3)
     e["input_scales"] =

@@ -1,6 +1,7 @@
 // The preset sweeps (docs/sweeps.md). Each group is one chart's data: seq
 // (time vs length), tiles (Br x Bc), masks, density (block-sparse masks),
-// gqa (KV heads), decode, fp8 (e4m3 beside bf16), alternatives (the scans beside causal flash2). Dtypes are left to the
+// gqa (KV heads), decode, fp8 (e4m3 beside bf16), alternatives (the scans beside causal flash2),
+// train (fwd, bwd, fwd_bwd). Dtypes are left to the
 // backend default (cuda: bf16 + fp16, cpu: fp32) except in fp8. The tiles
 // groups select the rows tagged `tiled`, the fp8 groups name their rows by
 // backend (cpu:flash2, cuda:flash3, cuda:flash3_fp8), the others run every row
@@ -47,7 +48,7 @@ void add_fp8_groups(sweep_spec& s, std::vector<std::int64_t> cpu_seq, std::int64
   s.groups.push_back(group("fp8", cuda));
 }
 
-// Attention against its alternatives (issue 25, docs/alternatives.md): causal flash2 and the
+// Attention against its alternatives (docs/alternatives.md): causal flash2 and the
 // scans (tag:scan) on the problem of the same width over L, for the crossover chart. flash2
 // is named per backend, as the fp8 groups name their rows: the attention the scans are
 // measured against (on a GPU flash3 and cudnn_sdpa belong beside it). The crossover length does not depend on the width
@@ -63,6 +64,20 @@ void add_alternatives_group(sweep_spec& s, std::vector<std::int64_t> seq, std::i
   a.state = {16};
   a.groups = {1};
   s.groups.push_back(group("alternatives", a));
+}
+
+// Training (docs/backward.md): fwd, bwd and fwd_bwd of every row on the same
+// problems; rows that do not claim a pass are skipped with the reason, and the fwd
+// entries already run by the seq group are not run twice (the first group wins).
+void add_train_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t batch, std::int64_t heads) {
+  sweep_axes train;
+  train.seq = std::move(seq);
+  train.batch = {batch};
+  train.heads = {heads};
+  train.head_dim = {64, 128};
+  train.mask = {m("none"), m("causal")};
+  train.pass = {pass_kind::fwd, pass_kind::bwd, pass_kind::fwd_bwd};
+  s.groups.push_back(group("train", train));
 }
 
 // quick: every chart on 2 CPU cores in <= 3 minutes (measured in the README).
@@ -117,6 +132,7 @@ sweep_spec quick() {
 
   add_fp8_groups(s, {1024}, 1, 8, {1024, 4096, 16384});
   add_alternatives_group(s, {256, 1024, 4096}, 4);
+  add_train_group(s, {1024}, 1, 8);
   return s;
 }
 
@@ -180,6 +196,7 @@ sweep_spec full() {
 
   add_fp8_groups(s, {1024, 4096}, 2, 16, {1024, 2048, 4096, 8192, 16384});
   add_alternatives_group(s, {1024, 2048, 4096, 8192, 16384, 32768, 65536}, 16);
+  add_train_group(s, {1024, 2048, 4096, 8192}, 2, 16);
   return s;
 }
 

@@ -31,8 +31,10 @@ std::string console_line(const result_entry& r, bool profiled) {
       v.checked && v.worst_row >= 0 && std::isfinite(v.worst_row_err) && v.worst_row_err > v.row_tolerance
           ? worst_row_text(v.worst_row_err, v.worst_at.b, v.worst_at.h, v.worst_at.i)
           : "";
-  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{}{} {}", r.name,
-                     f.timed ? f.time.median : NAN, finite(f.tflops), finite(f.gbps), err, e2e, worst,
+  // Backward: the worst gradient's error beside O's (docs/backward.md).
+  const std::string grad = v.grads_checked ? fmt::format(" grad {:.1e}", v.grad_err) : "";
+  return fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err {}{}{}{} {}", r.name,
+                     f.timed ? f.time.median : NAN, finite(f.tflops), finite(f.gbps), err, e2e, worst, grad,
                      m.val.checked && m.val.err_ok ? "ok" : "ABOVE TOLERANCE");
 }
 

@@ -25,7 +25,8 @@ time_stats stats_of(std::vector<double> v) {
 }
 
 std::optional<model_figures> model_of(const variant& row, const problem& p) {
-  if (!row.model) return std::nullopt;
+  // A row that does not run p's pass has no model of it (its model is of the passes it runs).
+  if (!row.model || !(row.caps.passes & pass_feature_of(p.pass))) return std::nullopt;
   try {
     return row.model(p);
   } catch (const std::exception&) {

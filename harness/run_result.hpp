@@ -43,6 +43,17 @@ struct validation_result {
   row_position worst_at;                                            // the same row as (b, h, i)
   double row_tolerance = 0;                                         // what worst_row_err is held to
   std::int64_t counted_bytes = -1;  // runner.counted_bytes() of the validation run
+  // pass bwd / fwd_bwd (docs/backward.md): each gradient's relative-L2 error against the fp64
+  // reference over the sampled rows (dQ: query rows; dK, dV: key rows), NaN when one held a
+  // non-finite value; grad_err the worst of the three. Folded into err_ok.
+  bool grads_checked = false;
+  double dq_err = std::numeric_limits<double>::quiet_NaN();
+  double dk_err = std::numeric_limits<double>::quiet_NaN();
+  double dv_err = std::numeric_limits<double>::quiet_NaN();
+  double grad_err = std::numeric_limits<double>::quiet_NaN();
+  double grad_tolerance = 0;
+  std::int64_t grad_nonfinite = 0;     // bad elements over every element of dQ, dK and dV
+  std::int64_t grad_checked_rows = 0;  // query rows + key rows compared with the fp64 reference
 };
 
 struct timing_result {
@@ -65,7 +76,7 @@ struct time_stats {
 };
 time_stats stats_of(std::vector<double> v);  // median as Google Benchmark computes it
 
-// row.model(p); nullopt when the row has none or it throws.
+// row.model(p); nullopt when the row has none, does not run p.pass or it throws.
 std::optional<model_figures> model_of(const variant& row, const problem& p);
 
 // Non-finite figures are written as null.

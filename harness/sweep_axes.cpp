@@ -181,6 +181,17 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .defaults = {1},
       .apply = [](sweep_point& p, const i64& v) { p.ngroups = v; },
   }));
+  // Inside the problem axes, so a problem's fwd, bwd and fwd_bwd runs are adjacent and
+  // share its inputs and references (validation.hpp).
+  t.push_back(axis<pass_kind>({
+      .name = "pass",
+      .help = "fwd|bwd|fwd_bwd",
+      .field = &sweep_axes::pass,
+      .parse = [](std::string_view s, std::string_view) { return parse_pass(s); },
+      .print = [](const pass_kind& v) { return ojson(std::string(to_string(v))); },
+      .defaults = {pass_kind::fwd},
+      .apply = [](sweep_point& p, const pass_kind& v) { p.pass = v; },
+  }));
   t.push_back(axis<std::string>({
       .name = "variant",
       .help = "NAME|tag:TAG|cpu:NAME|cuda:NAME",
@@ -239,6 +250,7 @@ problem point_problem(const sweep_point& p) {
     if (v > limit) throw input_error(fmt::format("{}={} out of range (1 to {})", what, v, limit));
   out.dstate = static_cast<std::int16_t>(p.dstate);
   out.ngroups = static_cast<std::int16_t>(p.ngroups);
+  out.pass = p.pass;
   return out;
 }
 

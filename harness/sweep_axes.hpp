@@ -28,6 +28,7 @@ struct sweep_axes {
   std::vector<mask_spec> mask;
   std::vector<dtype> type;
   std::vector<std::int64_t> state, groups;  // the scan rows' N and G (docs/alternatives.md)
+  std::vector<pass_kind> pass;  // fwd | bwd | fwd_bwd (docs/backward.md)
   bool empty() const;
   bool operator==(const sweep_axes&) const = default;
 };
@@ -40,6 +41,7 @@ struct sweep_point {
   kv_heads_value kv;
   mask_spec mask;
   tile_shape block;
+  pass_kind pass = pass_kind::fwd;
   const variant* row = nullptr;
   std::int64_t dstate = 16, ngroups = 1;
 };

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/fp8.hpp"
+#include "core/tiles.hpp"
 
 namespace attnbench {
 
@@ -72,6 +73,20 @@ host_inputs make_original_inputs(const problem& p, std::uint64_t seed) {
     for (std::int64_t j = lo; j < hi; ++j) x[static_cast<std::size_t>(j)] = dist(gen);
   }
   return in;
+}
+
+std::vector<float> make_grad_output(const problem& p, std::uint64_t seed) {
+  std::vector<float> x(static_cast<std::size_t>(p.q_elems()));
+  const std::int64_t blocks = ceil_div(p.q_elems(), input_block_elems);
+  const dtype t = output_dtype(p.type);
+#pragma omp parallel for schedule(dynamic, 4) if (blocks > 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    std::mt19937_64 gen(input_block_seed(seed, 3, b));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    const std::int64_t lo = b * input_block_elems, hi = std::min(lo + input_block_elems, p.q_elems());
+    for (std::int64_t j = lo; j < hi; ++j) x[static_cast<std::size_t>(j)] = round_to(t, dist(gen));
+  }
+  return x;
 }
 
 void round_inputs(host_inputs& in) {
@@ -255,6 +270,23 @@ double sweep_tolerance(dtype t) {
     case dtype::e4m3: return 0.0625;
   }
   return 0;
+}
+
+double grad_tolerance(dtype t) {
+  // The forward's rule applied to each gradient (docs/backward.md). fp32: O's bound; the
+  // CPU rows measure 2.9e-7 to 4.1e-7 (naive and flash2, tests/cpu/test_backward.cpp's grid
+  // and the quick train group), so 1e-4 leaves room for long rows and catches any wrong
+  // term (a dropped D or a group reduced over the wrong heads is O(1)). The other dtypes
+  // have no backward row yet (the CPU rows compute in fp32): provisionally 2x the forward's
+  // bound, as dS = P (dP - D) subtracts two rounded quantities; to be measured against the
+  // unfused backward baseline when the CUDA rows come.
+  switch (t) {
+    case dtype::fp32: return 1e-4;
+    case dtype::fp16: return 1e-2;
+    case dtype::bf16: return 6e-2;
+    case dtype::e4m3: return 1.25e-1;
+  }
+  return 1e-4;
 }
 
 double row_tolerance(dtype t) {

@@ -28,6 +28,9 @@ float round_to(dtype t, float x);
 inline constexpr std::int64_t input_block_elems = std::int64_t{1} << 16;
 std::uint64_t input_block_seed(std::uint64_t seed, int tensor, std::int64_t block);
 host_inputs make_original_inputs(const problem& p, std::uint64_t seed = 1234);
+// dO of a backward run (docs/backward.md): [B, H, Nq, d] ~ N(0, 1), element i drawn as Q's
+// are (same block rule, tensor 3), rounded to O's dtype (output_dtype(p.type)).
+std::vector<float> make_grad_output(const problem& p, std::uint64_t seed = 1234);
 // Rounds the originals to in.p.type in place: fp16/bf16 value by value
 // (round_to); e4m3 per tensor (quantize_e4m3), recording in.scales.
 void round_inputs(host_inputs& in);
@@ -95,6 +98,9 @@ error_report compare_rows(const problem& p, std::span<const float> o, std::span<
                           std::span<const std::int64_t> rows, std::span<const double> ref_o,
                           std::span<const double> ref_lse);
 
+// What a sweep holds each gradient's relative-L2 error to (bwd, fwd_bwd), derived in
+// tensors.cpp.
+double grad_tolerance(dtype t);
 // Relative-L2 tolerance used by sweeps to flag a result (tests use their own);
 // e4m3: 2^-4, derived in tensors.cpp.
 double sweep_tolerance(dtype t);

@@ -8,6 +8,7 @@
 
 #include "harness/backend.hpp"
 #include "kernels/reference/attention_reference.hpp"
+#include "kernels/reference/backward_reference.hpp"
 #include "kernels/reference/row_check.hpp"
 
 namespace attnbench {
@@ -18,15 +19,28 @@ std::int64_t validation_rows(const problem& p) {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(3e8 / per_row), 16, 256);
 }
 
+// A problem's fwd, bwd and fwd_bwd runs share its inputs and references (pass reset).
 problem reference_cache::shape_of(problem p) {
   p.Br = p.Bc = 64;
   p.mask = {};
+  p.pass = pass_kind::fwd;
   return p;
 }
 
 problem reference_cache::problem_of(problem p) {
   p.Br = p.Bc = 64;
+  p.pass = pass_kind::fwd;
   return p;
+}
+
+std::vector<std::int64_t> validation_kv_rows(const problem& p) {
+  problem keys = p;  // the key rows as the query rows of a problem with Hkv heads of Nkv rows
+  keys.H = p.Hkv;
+  keys.Nq = p.Nkv;
+  keys.mask = {};
+  // Each key row needs every query row of its group: ~3e8 fp64 multiply-adds as for rows.
+  const double per_row = 3.0 * double(p.Nq) * double(p.group()) * double(p.d);
+  return sample_rows(keys, std::clamp<std::int64_t>(static_cast<std::int64_t>(3e8 / per_row), 16, 256));
 }
 
 reference_cache::reference_cache() : reference_cache([](const problem& p) { return make_original_inputs(p); }) {}
@@ -41,6 +55,7 @@ void reference_cache::keep_only(const problem& p) {
       all_rows_tried_[m] = false;
     }
     empty_rows_.reset();
+    grads_.reset();
   }
   if (inputs_ && !(shape_ == shape_of(p))) {
     inputs_.reset();
@@ -60,6 +75,7 @@ host_inputs& reference_cache::inputs(const problem& p) {
     inputs_ = std::make_unique<host_inputs>(std::move(orig));
     shape_ = shape;
   }
+  if (p.pass != pass_kind::fwd && inputs_->d_o.empty()) inputs_->d_o = make_grad_output(shape_);
   problem_ = problem_of(p);
   inputs_->p = p;  // mask and tiles of the current configuration; the data do not depend on them
   if (originals_) originals_->p = p;
@@ -98,6 +114,20 @@ const reference_all_rows* reference_cache::all_rows(const problem& p, attention_
   return all_rows_[slot].get();
 }
 
+const reference_cache::grads_and_ref& reference_cache::gradients(const problem& p) {
+  host_inputs& in = inputs(p);
+  if (!grads_) {
+    grads_ = std::make_unique<grads_and_ref>();
+    grads_->q_rows = sample_rows(p, validation_rows(p));
+    grads_->kv_rows = validation_kv_rows(p);
+    reference_grads g = reference_softmax_backward(in, grads_->q_rows, grads_->kv_rows);
+    grads_->dq = std::move(g.dq);
+    grads_->dk = std::move(g.dk);
+    grads_->dv = std::move(g.dv);
+  }
+  return *grads_;
+}
+
 const std::vector<std::uint8_t>& reference_cache::rows_without_keys(const problem& p) {
   inputs(p);  // keep_only(p) and the current problem
   if (!empty_rows_) empty_rows_ = std::make_unique<std::vector<std::uint8_t>>(attnbench::rows_without_keys(p));
@@ -111,9 +141,45 @@ struct row_index {
 };
 row_index split_row(const problem& p, std::int64_t r) { return {r / (p.H * p.Nq), (r / p.Nq) % p.H, r % p.Nq}; }
 
+std::int64_t count_nonfinite(const std::vector<float>& x) {
+  std::int64_t n = 0;
+  for (float v : x) n += !std::isfinite(v);
+  return n;
+}
+
+// pass bwd / fwd_bwd: every gradient element scanned, sampled rows against fp64.
+void check_gradients(const problem& p, const host_outputs& out, reference_cache& cache, validation_result& v) {
+  if (static_cast<std::int64_t>(out.dq.size()) != p.q_elems() ||
+      static_cast<std::int64_t>(out.dk.size()) != p.kv_elems() ||
+      static_cast<std::int64_t>(out.dv.size()) != p.kv_elems())
+    throw backend_error(fmt::format("runner returned gradients of {}, {}, {} values, expected {}, {}, {}",
+                                    out.dq.size(), out.dk.size(), out.dv.size(), p.q_elems(), p.kv_elems(),
+                                    p.kv_elems()));
+  const auto& g = cache.gradients(p);
+  problem keys = p;  // dK and dV rows as compare_rows reads them: flat row r at r * d
+  keys.H = p.Hkv;
+  keys.Nq = p.Nkv;
+  const error_report dq = compare_rows(p, out.dq, {}, g.q_rows, g.dq, {});
+  const error_report dk = compare_rows(keys, out.dk, {}, g.kv_rows, g.dk, {});
+  const error_report dv = compare_rows(keys, out.dv, {}, g.kv_rows, g.dv, {});
+  v.grads_checked = true;
+  v.dq_err = dq.nonfinite ? NAN : dq.rel_l2;
+  v.dk_err = dk.nonfinite ? NAN : dk.rel_l2;
+  v.dv_err = dv.nonfinite ? NAN : dv.rel_l2;
+  v.grad_nonfinite = count_nonfinite(out.dq) + count_nonfinite(out.dk) + count_nonfinite(out.dv);
+  v.grad_err = v.grad_nonfinite > 0 ? NAN : std::max({v.dq_err, v.dk_err, v.dv_err});
+  v.grad_tolerance = grad_tolerance(p.type);
+  v.grad_checked_rows = static_cast<std::int64_t>(g.q_rows.size() + g.kv_rows.size());
+  // NaN compares false: a non-finite gradient never passes.
+  v.err_ok = v.err_ok && v.grad_nonfinite == 0 && v.grad_err <= v.grad_tolerance;
+}
+
 }  // namespace
 
 std::string validation_failure(const problem& p, const validation_result& v) {
+  if (v.grads_checked && v.grad_nonfinite > 0)
+    return fmt::format("non-finite gradients: {} element{} of dQ, dK and dV", v.grad_nonfinite,
+                       v.grad_nonfinite == 1 ? "" : "s");
   if (!v.checked || v.nonfinite_outputs == 0) return {};
   const row_index at = split_row(p, std::max<std::int64_t>(v.first_bad_row, 0));
   return fmt::format("non-finite outputs: {} element{} in {} row{} of {}, the first at (b {}, h {}, row {})",
@@ -184,6 +250,7 @@ validation_run validate(backend& be, runner& r, const configuration& c, referenc
     v.e2e_rel_err = e2e.nonfinite ? NAN : e2e.rel_l2;
   }
   if (c.p.type == dtype::e4m3) v.scales = cache.inputs(c.p).scales;
+  if (c.p.pass != pass_kind::fwd) check_gradients(c.p, out, cache, v);
   return run;
 }
 

@@ -55,6 +55,13 @@ class reference_cache {
   // Every row in fp32 on the host (reference_fp32_all_rows) for p and m; null when it
   // would need more than half of `free_bytes` (then only the fp64 sample is compared).
   const reference_all_rows* all_rows(const problem& p, attention_math m, std::int64_t free_bytes);
+  // The fp64 gradients (pass bwd / fwd_bwd, docs/backward.md) on inputs(p): sampled query
+  // rows (dQ) and key rows (dK, dV; each needs every query row's statistics).
+  struct grads_and_ref {
+    std::vector<std::int64_t> q_rows, kv_rows;  // flat: (b H + h) Nq + i; (b Hkv + hkv) Nkv + j
+    std::vector<double> dq, dk, dv;
+  };
+  const grads_and_ref& gradients(const problem& p);
   // The rows of p without a visible key, [H * Nq] (kernels/reference/row_check.hpp).
   const std::vector<std::uint8_t>& rows_without_keys(const problem& p);
   // Frees the cached data that does not belong to p.
@@ -70,7 +77,12 @@ class reference_cache {
   std::unique_ptr<reference_all_rows> all_rows_[attention_math_count];
   bool all_rows_tried_[attention_math_count] = {};
   std::unique_ptr<std::vector<std::uint8_t>> empty_rows_;
+  std::unique_ptr<grads_and_ref> grads_;
 };
+
+// Key rows to validate dK and dV, as flat indices (b * Hkv + hkv) * Nkv + j (sample_rows over
+// the key rows).
+std::vector<std::int64_t> validation_kv_rows(const problem& p);
 
 struct validation_run {
   validation_result result;

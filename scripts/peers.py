@@ -8,6 +8,12 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
     _math); FlexAttention (torch_flex, compiled; block masks for causal / local / global;
     compile time excluded from the timing and reported as compile_ms);
   - flash-attn (flash_attn_func) and FlashInfer (single_prefill_with_kv_cache) when importable.
+The backward (issue 24, docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
+(default dispatch) times torch.autograd.grad of SDPA's output for dO: bwd from one forward run
+outside the timed calls (retain_graph), fwd_bwd the forward and the backward in one call;
+autograd.grad returns fresh gradients, so nothing accumulates across runs. FLOPs 2.5 x (bwd)
+and 3.5 x (fwd_bwd) the forward's; dQ, dK, dV checked against fp64 autograd of the masked
+softmax (dq_err, dk_err, dv_err, grad_err). The other peers at those passes are skipped.
 Masks follow core/mask.hpp: queries aligned to the end of the keys (i' = i + Nkv - Nq), so
 SDPA gets is_causal only when Nq == Nkv and an explicit boolean mask otherwise.
 Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
@@ -52,6 +58,7 @@ VARIANTS = (("torch", "torch_sdpa"), ("torch", "torch_sdpa_flash"), ("torch", "t
             ("torch", "torch_sdpa_cudnn"), ("torch", "torch_sdpa_math"), ("torch", "torch_flex"),
             ("flash_attn", "flash_attn"), ("flashinfer", "flashinfer"))
 SEED_INPUTS, SEED_ROWS = 1234, 7
+PASSES = ("fwd", "bwd", "fwd_bwd")  # docs/backward.md
 
 
 class InputFault(Exception):
@@ -106,6 +113,8 @@ class Problem:
     flops: Optional[float] = None
     bytes_min: Optional[float] = None
     tolerance: Optional[float] = None
+    grad_tolerance: Optional[float] = None  # bwd and fwd_bwd problems
+    pass_: str = "fwd"  # fwd | bwd | fwd_bwd (docs/backward.md)
 
     @property
     def m(self) -> Mask:
@@ -122,7 +131,7 @@ class Problem:
 
     @property
     def key(self) -> tuple:
-        return (self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask)
+        return (self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask, self.pass_)
 
 
 def window(p: Problem, rows: np.ndarray, shift: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
@@ -225,10 +234,13 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
             continue
         try:
             p = Problem(group=str(e.get("group") or ""), dtype=str(e["dtype"]),
-                        **{k: int(e[k]) for k in ("B", "H", "Hkv", "Nq", "Nkv", "d")}, mask=str(e["mask"]))
+                        **{k: int(e[k]) for k in ("B", "H", "Hkv", "Nq", "Nkv", "d")}, mask=str(e["mask"]),
+                        pass_=str(e.get("pass", "fwd")))
         except (KeyError, TypeError, ValueError):
             raise InputFault(f"{path}: benchmarks[{i}]: missing or bad problem fields "
                              "(dtype, B, H, Hkv, Nq, Nkv, d, mask)") from None
+        if p.pass_ not in PASSES:
+            raise InputFault(f"{path}: benchmarks[{i}].pass: '{p.pass_}' is not fwd, bwd or fwd_bwd")
         # core/problem.hpp's limits: max_batch, max_heads, max_seq; head dims up to 256
         if (min(p.B, p.H, p.Hkv, p.Nq, p.Nkv, p.d) <= 0 or p.H % p.Hkv or p.B > 1 << 20 or p.H > 1 << 16
                 or max(p.Nq, p.Nkv) > 1 << 24 or p.d > 256):
@@ -238,7 +250,7 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
         if have is None or (have.group == "tiles" and p.group != "tiles"):
             order[p.key] = p if have is None else Problem(**{**have.__dict__, "group": p.group})
         known = figures.setdefault(p.key, {})
-        for key in ("flops", "bytes_min", "tolerance"):
+        for key in ("flops", "bytes_min", "tolerance", "grad_tolerance"):
             v = e.get(key)
             if v is None:
                 continue
@@ -246,7 +258,7 @@ def problems_of(path: str) -> tuple[dict, list[Problem]]:
                 raise InputFault(f"{path}: benchmarks[{i}].{key}: expected a finite number")
             if key == "flops" and (softmax is None or e.get("variant") not in softmax):
                 continue  # another math's FLOPs (linear attention) are not the softmax problem's
-            if key == "tolerance" and (softmax is not None and e.get("variant") not in softmax):
+            if key in ("tolerance", "grad_tolerance") and (softmax is not None and e.get("variant") not in softmax):
                 continue
             old = known.setdefault(key, float(v))
             if not math.isclose(old, float(v), rel_tol=1e-12):
@@ -285,7 +297,7 @@ def flex_representatives(problems: list[Problem]) -> dict[str, Problem]:
     best: dict[str, Problem] = {}
     rank = lambda p: (p.flops or 0.0, p.Hkv != p.H)  # noqa: E731
     for p in problems:
-        if p.mask_error or p.dtype not in TORCH_DTYPE:
+        if p.mask_error or p.dtype not in TORCH_DTYPE or p.pass_ != "fwd":  # flex runs the forward only
             continue
         c = flex_class(p)
         if c not in best or rank(p) > rank(best[c]):
@@ -663,7 +675,7 @@ def torch_sync() -> None:
 
 def base_entry(p: Problem, backend: str, variant: str, device: str, library: str) -> dict:
     name = (f"{variant}/{backend}/{p.dtype}/B:{p.B}/H:{p.H}/Hkv:{p.Hkv}/Nq:{p.Nq}/Nkv:{p.Nkv}/d:{p.d}"
-            f"/mask:{p.mask}/on:{device}")
+            f"/mask:{p.mask}{'' if p.pass_ == 'fwd' else '/pass:' + p.pass_}/on:{device}")
     flops, bytes_min = p.flops, p.bytes_min
     e: dict[str, Any] = {
         "name": name, "run_name": name, "run_type": "aggregate", "aggregate_name": "median",
@@ -680,8 +692,11 @@ def base_entry(p: Problem, backend: str, variant: str, device: str, library: str
         "tflops": None, "gbps": None, "batch": 1,
         "rel_err": None, "max_abs_err": None, "lse_err": None, "checked_rows": 0,
         "tolerance": p.tolerance, "err_ok": None,
-        "peer": True, "peer_device": device, "library": library,
+        "peer": True, "peer_device": device, "library": library, "pass": p.pass_,
     }
+    if p.pass_ != "fwd":
+        e.update(dq_err=None, dk_err=None, dv_err=None, grad_err=None, grad_tolerance=p.grad_tolerance,
+                 grad_nonfinite=None, grad_checked_rows=0)
     return e
 
 
@@ -719,8 +734,90 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
     e = base_entry(p, backend, variant, peers.device, library)
     if isinstance(inputs, Unsupported):
         return not_run(e, "skipped", str(inputs))
+    if p.pass_ != "fwd":
+        if variant != "torch_sdpa":
+            return not_run(e, "skipped", f"peers.py times the backward of torch_sdpa (default dispatch) only, "
+                                         f"not {variant}")
+        return _run_backward(peers, p, inputs, args, timer, evictor, e)
     with peers.backend_scope(variant):
         return _run_one(peers, variant, p, inputs, ref_cache, args, timer, evictor, e)
+
+
+def reference_grads(p: Problem, q, k, v, d_o):
+    """fp64 dQ, dK, dV by autograd of the masked softmax, one (batch, head) at a time (memory:
+    one [Nq, Nkv] score matrix); dK, dV summed over each KV head's group; rows without a visible
+    key give zeros (kernels/reference/backward_reference.cpp)."""
+    import torch
+    q64, k64, v64, do64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v, d_o))
+    dq, dk, dv = torch.zeros_like(q64), torch.zeros_like(k64), torch.zeros_like(v64)
+    vis = torch.from_numpy(visible_matrix(p, np.arange(p.Nq)))
+    group, scale = p.H // p.Hkv, 1.0 / math.sqrt(p.d)
+    for b in range(p.B):
+        for h in range(p.H):
+            qh, kh, vh = (x.clone().requires_grad_() for x in (q64[b, h], k64[b, h // group], v64[b, h // group]))
+            s = (qh @ kh.T * scale).masked_fill(~vis, -math.inf)
+            mx = s.max(dim=1, keepdim=True).values.detach()
+            w = torch.exp(s - torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx)))
+            l = w.sum(dim=1, keepdim=True)
+            o = (w @ vh) / torch.where(l > 0, l, torch.ones_like(l))
+            g = torch.autograd.grad(o, (qh, kh, vh), do64[b, h])
+            dq[b, h] += g[0]
+            dk[b, h // group] += g[1]
+            dv[b, h // group] += g[2]
+    return dq, dk, dv
+
+
+def compare_grads(p: Problem, got, want) -> dict:
+    """Relative L2 of each gradient over every element; NaN never passes (harness/validation.cpp)."""
+    import torch
+    errs, bad = [], 0
+    for g, w in zip(got, want):
+        g64 = g.detach().to("cpu", torch.float64)
+        finite = torch.isfinite(g64)
+        bad += int((~finite).sum())
+        num = float(((torch.where(finite, g64, torch.zeros_like(g64)) - w) ** 2).sum())
+        den = float((w ** 2).sum())
+        errs.append(None if not bool(finite.all()) else (math.sqrt(num / den) if den > 0 else math.sqrt(num)))
+    tol = p.grad_tolerance
+    if tol is None:
+        raise Unsupported("the sweep's entries of this problem carry no grad_tolerance")
+    worst = None if bad else max(errs)
+    return {"dq_err": errs[0], "dk_err": errs[1], "dv_err": errs[2], "grad_err": worst, "grad_tolerance": tol,
+            "grad_nonfinite": bad, "grad_checked_rows": p.B * (p.H * p.Nq + p.Hkv * p.Nkv),
+            "err_ok": bad == 0 and worst is not None and worst <= tol}
+
+
+def _run_backward(peers: Peers, p: Problem, inputs, args: argparse.Namespace, timer: Optional[CudaTimer],
+                  evictor: Optional[CpuEvictor], e: dict) -> dict:
+    """torch_sdpa's backward: bwd times autograd.grad from one untimed forward, fwd_bwd both."""
+    import torch
+    q, k, v = (x.detach().requires_grad_() for x in inputs)
+    g = torch.Generator().manual_seed(SEED_INPUTS + 3)  # dO: tensor 3, as make_grad_output
+    d_o = torch.randn(p.B, p.H, p.Nq, p.d, generator=g).to(q.dtype).to(q.device)
+    forward = sdpa_call(p, q, k, v, peers.misalign)
+    try:
+        if p.pass_ == "bwd":
+            o = forward()  # untimed; its graph serves every timed backward
+            fn = lambda: torch.autograd.grad(o, (q, k, v), d_o, retain_graph=True)  # noqa: E731
+        else:
+            fn = lambda: torch.autograd.grad(forward(), (q, k, v), d_o)  # noqa: E731
+        t0 = time.perf_counter()
+        grads = fn()
+        sync(peers.device)
+        first_s = time.perf_counter() - t0
+    except RuntimeError as x:
+        msg = one_line(str(x))
+        if "No viable backend" in msg or "No available kernel" in msg:
+            return not_run(e, "skipped", f"torch on {peers.device}: {msg}")
+        return not_run(e, "failed", f"{type(x).__name__}: {msg}")
+    val = compare_grads(p, grads, reference_grads(p, q, k, v, d_o))
+    del grads
+    try:
+        t = (timer.time(fn, args.reps, args.rep_time) if timer
+             else time_cpu(fn, args.reps, args.rep_time, first_s, evictor))
+    except Exception as x:  # noqa: BLE001
+        return not_run(e, "failed", f"while timing: {type(x).__name__}: {one_line(str(x))}")
+    return timed(e, t, val)
 
 
 def _run_one(peers: Peers, variant: str, p: Problem, inputs, ref_cache: dict, args: argparse.Namespace,
@@ -924,9 +1021,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             for backend, variant in phase:
                 e = run_one(peers, backend, variant, p, inputs, ref_cache, args, library[backend], timer, evictor)
                 entries.append(e)
-                shown = (f"{e['time_ms']:.4g} ms {e['tflops']:.3g} TFLOP/s err {e['rel_err']:.1e}"
+                err = e["rel_err"] if e.get("pass", "fwd") == "fwd" else e.get("grad_err")
+                shown = (f"{e['time_ms']:.4g} ms {e['tflops']:.3g} TFLOP/s err {err:.1e}"
                          f"{'' if e['err_ok'] else ' ABOVE TOLERANCE'}"
-                         if e["status"] == "ok" and e["rel_err"] is not None
+                         if e["status"] == "ok" and err is not None
                          else f"{e['status']}: {e.get('error_message', 'NaN/inf in O')}")
                 print(f"{PROG}: [{n + 1}/{len(problems)}] {e['name']} {shown}", file=sys.stderr)
             now = time.perf_counter()

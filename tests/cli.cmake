@@ -125,6 +125,14 @@ set(bad_inputs_named
   "run_out_unwritable|/proc/o.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out /proc/o.npy"
   "run_lse_unwritable|/proc/l.npy|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out ${bad_dir}/o.npy --lse /proc/l.npy"
   "run_zero_length_axis|q_zero_len.npy|run --variant flash2 --backend cpu --q ${bad_dir}/q_zero_len.npy ${kv_ok} --out ${bad_dir}/o.npy"
+  "run_pass_unknown|'backward'|run --variant flash2 --backend cpu --pass backward --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out ${bad_dir}/o.npy"
+  "run_bwd_without_do|needs --do|run --variant flash2 --backend cpu --pass bwd --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --dq ${bad_dir}/dq.npy --dk ${bad_dir}/dk.npy --dv ${bad_dir}/dv.npy"
+  "run_bwd_without_dk|needs --dk|run --variant flash2 --backend cpu --pass fwd_bwd --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --do ${bad_dir}/kv_1x2x8x16.npy --dq ${bad_dir}/dq.npy --dv ${bad_dir}/dv.npy"
+  "run_do_with_fwd|--do is for --pass bwd|run --variant flash2 --backend cpu --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --out ${bad_dir}/o.npy --do ${bad_dir}/kv_1x2x8x16.npy"
+  "run_do_shape|q_zero_len.npy: dO must have Q's shape|run --variant flash2 --backend cpu --pass bwd --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --do ${bad_dir}/q_zero_len.npy --dq ${bad_dir}/dq.npy --dk ${bad_dir}/dk.npy --dv ${bad_dir}/dv.npy"
+  "run_bwd_unclaimed|runs passes fwd only, not bwd|run --variant flash1 --backend cpu --pass bwd --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --do ${bad_dir}/kv_1x2x8x16.npy --dq ${bad_dir}/dq.npy --dk ${bad_dir}/dk.npy --dv ${bad_dir}/dv.npy"
+  "run_dq_unwritable|/proc/dq.npy|run --variant flash2 --backend cpu --pass bwd --q ${bad_dir}/kv_1x2x8x16.npy ${kv_ok} --do ${bad_dir}/kv_1x2x8x16.npy --dq /proc/dq.npy --dk ${bad_dir}/dk.npy --dv ${bad_dir}/dv.npy"
+  "sweep_pass_unknown|'bwdd'|sweep --backend cpu --pass fwd,bwdd --dry-run"
   "merge_out_directory|is a directory|merge --out ${bad_dir}/a_directory ${CMAKE_CURRENT_SOURCE_DIR}/python/fixtures/cpu_harness.json"
   "scan_state_range|N=300|sweep --backend cpu --variant tag:scan --state 300 --dry-run"
   "scan_state_zero|'0'|sweep --backend cpu --variant tag:scan --state 0 --dry-run"
@@ -158,6 +166,10 @@ set_tests_properties(cli_resume_guard cli_disk_full PROPERTIES LABELS "cpu;cli" 
 set_tests_properties(cli_disk_full PROPERTIES SKIP_RETURN_CODE 77)
 
 add_test(NAME cli_list COMMAND ${attnbench_bin} list --backend cpu)
+# The backward on users' tensors (docs/backward.md): dQ, dK, dV written.
+add_test(NAME cli_run_bwd
+         COMMAND bash -c "$<TARGET_FILE:attnbench> run --variant flash2 --backend cpu --pass bwd --mask causal --q ${bad_dir}/kv_1x2x8x16.npy --k ${bad_dir}/kv_1x2x8x16.npy --v ${bad_dir}/kv_1x2x8x16.npy --do ${bad_dir}/kv_1x2x8x16.npy --dq ${bad_dir}/bwd_dq.npy --dk ${bad_dir}/bwd_dk.npy --dv ${bad_dir}/bwd_dv.npy && test -s ${bad_dir}/bwd_dq.npy && test -s ${bad_dir}/bwd_dk.npy && test -s ${bad_dir}/bwd_dv.npy")
+set_tests_properties(cli_run_bwd PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
 add_test(NAME cli_dry_run_quick COMMAND ${attnbench_bin} sweep --backend cpu --preset quick --dry-run)
 add_test(NAME cli_kill_and_resume
          COMMAND bash ${cli_dir}/kill_resume.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh

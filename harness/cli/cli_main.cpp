@@ -21,6 +21,7 @@ commands:
   run       --variant NAME --q q.npy --k k.npy --v v.npy --out o.npy [--mask M] [--block BrxBc]
             [--dtype T] [--backend cpu|cuda|auto] [--repeat N] [--lse lse.npy] [--hot]
             [--state N] [--groups G]
+            [--pass bwd|fwd_bwd --do do.npy --dq dq.npy --dk dk.npy --dv dv.npy] (--out optional)
   merge     --out all.json a.json b.json ...    join sharded result files
   ceilings  [--backend auto|cpu|cuda]         measured (and theoretical) ceilings
   backend   [--backend auto|cpu|cuda]         prints "<backend> <device-slug>"

@@ -11,18 +11,22 @@ namespace attnbench::cli {
 namespace {
 
 std::string supports_summary(const variant& v) {
-  std::vector<std::string> types, masks, tags, dims;
+  std::vector<std::string> types, masks, tags, dims, passes;
   for (dtype t : v.caps.dtypes) types.emplace_back(to_string(t));
   for (auto m : mask_feature_names(v.caps.masks)) masks.emplace_back(m);
   for (tag t : v.tags) tags.emplace_back(to_string(t));
   for (auto d : v.caps.head_dims) dims.push_back(std::to_string(d));
+  for (auto p : pass_feature_names(v.caps.passes)) passes.emplace_back(p);
   auto list = [](const std::vector<std::string>& l, const char* sep) {
     return l.empty() ? std::string("-") : fmt::format("{}", fmt::join(l, sep));
   };
-  return fmt::format("dtypes {}; masks {}; d {}; gqa {}; Nq {}; tags {}", list(types, ","),
-                     list(masks, ","), dims.empty() ? "any" : list(dims, ","),
-                     v.caps.gqa_only ? "only" : v.caps.gqa ? "yes" : "no",
-                     v.caps.max_nq > 0 ? fmt::format("<= {}", v.caps.max_nq) : "any", list(tags, ","));
+  return fmt::format("dtypes {}; masks {}; d {}; gqa {}; Nq {}; tags {}; pass {}", list(types, ","), list(masks, ","),
+                     dims.empty() ? "any" : list(dims, ","),
+                     v.caps.gqa_only ? "only"
+                     : v.caps.gqa    ? "yes"
+                                     : "no",
+                     v.caps.max_nq > 0 ? fmt::format("<= {}", v.caps.max_nq) : "any", list(tags, ","),
+                     list(passes, ","));
 }
 
 }  // namespace

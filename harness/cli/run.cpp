@@ -37,11 +37,26 @@ run_options parse_run_options(const std::vector<std::string>& args) {
     else if (n == "--hot") { w.no_value(); c.hot = true; }
     else if (n == "--state") c.dstate = parse_positive(w.value(), "--state");
     else if (n == "--groups") c.ngroups = parse_positive(w.value(), "--groups");
+    else if (n == "--pass") c.pass = parse_pass(w.value());
+    else if (n == "--do") c.d_o = w.value();
+    else if (n == "--dq") c.dq_out = w.value();
+    else if (n == "--dk") c.dk_out = w.value();
+    else if (n == "--dv") c.dv_out = w.value();
     else w.unknown();
   }
-  for (auto [v, what] : {std::pair{&c.variant, "--variant"}, {&c.q, "--q"}, {&c.k, "--k"},
-                         {&c.v, "--v"}, {&c.out, "--out"}})
+  for (auto [v, what] : {std::pair{&c.variant, "--variant"}, {&c.q, "--q"}, {&c.k, "--k"}, {&c.v, "--v"}})
     if (v->empty()) throw input_error(fmt::format("'attnbench run' needs {}", what));
+  // The backward (docs/backward.md): dO in and the three gradients out; O (--out) optional.
+  const std::pair<const std::string*, const char*> grads[] = {
+      {&c.d_o, "--do"}, {&c.dq_out, "--dq"}, {&c.dk_out, "--dk"}, {&c.dv_out, "--dv"}};
+  if (c.pass == pass_kind::fwd) {
+    if (c.out.empty()) throw input_error("'attnbench run' needs --out");
+    for (auto [v, what] : grads)
+      if (!v->empty()) throw input_error(fmt::format("{} is for --pass bwd or fwd_bwd, not fwd", what));
+  } else {
+    for (auto [v, what] : grads)
+      if (v->empty()) throw input_error(fmt::format("'attnbench run --pass {}' needs {}", to_string(c.pass), what));
+  }
   if (o.scales && c.type != dtype::e4m3)
     throw input_error(
         fmt::format("--scales is for e4m3 code inputs, not --dtype {} (add --dtype e4m3)", to_string(c.type)));
@@ -108,8 +123,10 @@ host_inputs run_inputs(const problem& p, const run_options& o, npy_array q, npy_
 int cmd_run(const std::vector<std::string>& args) {
   const run_options opts = parse_run_options(args);
   const run_cli& c = opts.cli;
-  check_writable(c.out, "--out");
+  if (!c.out.empty()) check_writable(c.out, "--out");
   if (!c.lse_out.empty()) check_writable(c.lse_out, "--lse");
+  for (auto [file, what] : {std::pair{&c.dq_out, "--dq"}, {&c.dk_out, "--dk"}, {&c.dv_out, "--dv"}})
+    if (!file->empty()) check_writable(*file, what);
   npy_array q = read_npy(c.q), k = read_npy(c.k), v = read_npy(c.v);
   if (q.shape.size() != 4)
     throw input_error(fmt::format("{}: Q must be [B, H, Nq, d], got shape {}", c.q, shape_string(q.shape)));
@@ -128,6 +145,7 @@ int cmd_run(const std::vector<std::string>& args) {
       // The scan rows' state size and groups (docs/alternatives.md), range-checked before narrowing.
       made.dstate = static_cast<std::int16_t>(std::min<std::int64_t>(c.dstate, max_dstate + 1));
       made.ngroups = static_cast<std::int16_t>(std::min<std::int64_t>(c.ngroups, max_ngroups + 1));
+      made.pass = c.pass;
       validate(made);
       return made;
     } catch (const input_error& e) {  // e.g. a zero-length axis: name the files it came from
@@ -136,7 +154,18 @@ int cmd_run(const std::vector<std::string>& args) {
   }();
   const bool codes_given = q.type == npy_dtype::uint8;
   const npy_dtype given = q.type;
+  std::vector<std::int64_t> q_shape = q.shape;
   host_inputs in = run_inputs(p, opts, std::move(q), std::move(k), std::move(v));  // before the row: bad input first
+  if (p.pass != pass_kind::fwd) {
+    npy_array d_o = read_npy(c.d_o);
+    if (d_o.shape != q_shape)
+      throw input_error(
+          fmt::format("{}: dO must have Q's shape {}, got {}", c.d_o, shape_string(q_shape), shape_string(d_o.shape)));
+    if (d_o.type == npy_dtype::uint8)
+      throw input_error(fmt::format("{}: dO must be float32 or float16, not uint8", c.d_o));
+    for (float& x : d_o.data) x = round_to(output_dtype(p.type), x);
+    in.d_o = std::move(d_o.data);
+  }
   std::unique_ptr<backend> be = open_backend(c.backend);
   const variant& row = the_row(c.variant, be->kind());
   if (!c.lse_out.empty() && !row.writes_lse)  // before anything is written
@@ -153,7 +182,12 @@ int cmd_run(const std::vector<std::string>& args) {
   r->run();
   be->synchronize();
   host_outputs o = r->get_outputs();
-  write_npy(c.out, {p.B, p.H, p.Nq, p.d}, o.o);
+  if (!c.out.empty()) write_npy(c.out, {p.B, p.H, p.Nq, p.d}, o.o);
+  if (p.pass != pass_kind::fwd) {
+    write_npy(c.dq_out, {p.B, p.H, p.Nq, p.d}, o.dq);
+    write_npy(c.dk_out, {p.B, p.Hkv, p.Nkv, p.d}, o.dk);
+    write_npy(c.dv_out, {p.B, p.Hkv, p.Nkv, p.d}, o.dv);
+  }
   if (!c.lse_out.empty()) {
     if (o.lse.empty()) throw std::runtime_error(fmt::format("{} returned no log-sum-exp (--lse)", c.variant));
     write_npy(c.lse_out, {p.B, p.H, p.Nq}, o.lse);

@@ -67,6 +67,36 @@ model_figures cpu_model(const problem& p) {
   return {useful(p), executed(p), bytes(p), exps(p)};
 }
 
+// Rows that also run the backward (docs/backward.md): the forward's figures, the
+// backward's or their sum by p.pass; the runner by p.pass; the memory of a
+// backward run adds dO, dQ, dK, dV, D and the backward's tile buffers.
+template <model_figures (*fwd)(const problem&), model_figures (*bwd)(const problem&)>
+model_figures per_pass_model(const problem& p) {
+  problem f = p;
+  f.pass = pass_kind::fwd;
+  return model_for_pass(p, fwd(f), bwd);
+}
+template <std::unique_ptr<runner> (*fwd)(const problem&, bool), std::unique_ptr<runner> (*bwd)(const problem&, bool)>
+std::unique_ptr<runner> per_pass_runner(const problem& p, bool lse) {
+  return p.pass == pass_kind::fwd ? fwd(p, lse) : bwd(p, lse);
+}
+template <std::int64_t (*fwd)(const problem&)>
+std::int64_t per_pass_memory(const problem& p) {
+  if (p.pass == pass_kind::fwd) return fwd(p);
+  const std::int64_t t = std::max(p.Br, p.Bc);
+  return fwd(p) + 4 * (2 * p.q_elems() + 2 * p.kv_elems() + p.rows()) +
+         4 * cpu::max_threads() * (6 * t * p.d + 2 * t * t);
+}
+// The backward on the CPU: fp32, the interval masks (no sparse terms).
+support backward_check(const problem& p) {
+  if (p.pass == pass_kind::fwd) return support::yes();
+  if (p.type != dtype::fp32)
+    return support::no(fmt::format("the cpu backward computes in fp32 only, not {}", to_string(p.type)));
+  if (p.mask.has_sparse())
+    return support::no(fmt::format("the cpu backward takes the interval masks only, not {}", to_string(p.mask)));
+  return support::yes();
+}
+
 const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
 // flash2 and sparse take the sparse terms (strided, random, layout, per-head
 // layouts: the element mask and the key-tile lists take the query head) through
@@ -81,12 +111,13 @@ const capabilities flash2_softmax{.dtypes = {dtype::fp32, dtype::bf16, dtype::e4
 void add_cpu_variants(std::vector<variant>& rows) {
   rows.push_back({
       .name = "naive",
-      .summary = "S = QK^T and P = softmax(S) materialised in memory, then O = PV",
-      .caps = fp32_softmax,
+      .summary = "S = QK^T and P = softmax(S) materialised in memory, then O = PV; bwd: dP, dS in memory",
+      .caps = {.dtypes = {dtype::fp32}, .passes = pass_all},
       .tags = {tag::baseline, tag::unfused},
-      .model = cpu_model<model_flops_executed_naive, model_bytes_naive, model_exps_naive>,
-      .memory_bytes = cpu_memory<false, score_bytes>,
-      .make_runner = cpu::make_naive_runner,
+      .model = per_pass_model<cpu_model<model_flops_executed_naive, model_bytes_naive, model_exps_naive>,
+                              model_naive_backward_cpu>,
+      .memory_bytes = per_pass_memory<cpu_memory<false, score_bytes>>,
+      .make_runner = per_pass_runner<cpu::make_naive_runner, cpu::make_naive_backward_runner>,
   });
   rows.push_back({
       .name = "naive_gqa_expand",
@@ -108,13 +139,16 @@ void add_cpu_variants(std::vector<variant>& rows) {
   });
   rows.push_back({
       .name = "flash2",
-      .summary = "FlashAttention-2: Q-outer loop, online softmax, one write of O and lse, native GQA",
+      .summary = "FlashAttention-2: Q-outer loop, online softmax, one write of O and lse, native GQA; bwd: KV-outer, P "
+                 "from lse",
       .writes_lse = true,
-      .caps = flash2_softmax,
+      .caps = {.dtypes = flash2_softmax.dtypes, .masks = flash2_softmax.masks, .passes = pass_all},
       .tags = {tag::fused, tag::tiled},
-      .model = cpu_model<model_flops_executed_flash2, model_bytes_flash2, model_exps_flash2>,
-      .memory_bytes = cpu_memory<true, no_workspace>,
-      .make_runner = cpu::make_flash2_runner,
+      .check = backward_check,
+      .model = per_pass_model<cpu_model<model_flops_executed_flash2, model_bytes_flash2, model_exps_flash2>,
+                              model_flash2_backward_cpu>,
+      .memory_bytes = per_pass_memory<cpu_memory<true, no_workspace>>,
+      .make_runner = per_pass_runner<cpu::make_flash2_runner, cpu::make_flash2_backward_runner>,
   });
   rows.push_back({
       .name = "sparse",

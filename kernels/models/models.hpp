@@ -193,5 +193,19 @@ double model_flops_wkv6(const problem& p);
 double model_bytes_wkv6(const problem& p);
 // Two exps per (b, channel, step): the decay exp(-exp(w_raw)).
 double model_exps_wkv6(const problem& p);
+// ---- the backward pass (backward.cpp; docs/backward.md) -------------------------------
+// Useful FLOPs of the backward: 2.5 x the forward's (5 products per visible pair: S
+// recomputed, dP, dV, dQ, dK: the convention of FlashAttention's and cuDNN's benchmarks);
+// fwd_bwd: the forward's plus this, 3.5 x.
+double model_flops_backward(const problem& p);
+// cpu naive backward: P kept from the forward; dP, dS through memory; 4 products per pair
+// executed, no exp.
+model_figures model_naive_backward_cpu(const problem& p);
+// cpu flash2 backward: D preprocess and dQ zeroed; per key tile K, V read and dK, dV
+// written once; per visiting query tile Q, dO, lse, D read and dQ read-modify-written;
+// 5 products and 1 exp per computed pair of the forward's walk.
+model_figures model_flash2_backward_cpu(const problem& p);
+// A row's figures at p.pass: `fwd` (the forward's), bwd(p), or their sum (fwd_bwd).
+model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&));
 
 }  // namespace attnbench

@@ -70,6 +70,10 @@ class Entry:
     # attnbench backend it ran beside (cpu or cuda); Br = Bc = 0 (its tiles are its own).
     peer_device: Optional[str] = None
     library: str = ""
+    # The pass (issue 24, docs/backward.md): fwd, bwd or fwd_bwd ("fwd" in older files), and the
+    # worst gradient's relative error of bwd / fwd_bwd entries (None otherwise).
+    pass_: str = "fwd"
+    grad_err: Optional[float] = None
     # The entry object as read from the file, every field (the HTML page shows it on hover);
     # None for entries built in code. Not part of equality or hashing.
     raw: Optional[dict] = field(default=None, compare=False, repr=False)
@@ -92,7 +96,8 @@ class Entry:
         """The problem without variant and tiles: entries of different variants that
         share it solve the same problem (speedup pairs); a peer pairs with the attnbench
         rows of the backend it ran beside."""
-        return (self.platform, self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask)
+        key = (self.platform, self.dtype, self.B, self.H, self.Hkv, self.Nq, self.Nkv, self.d, self.mask)
+        return key if self.pass_ == "fwd" else key + (self.pass_,)  # forward keys as before the pass axis
 
     @property
     def config_key(self) -> tuple:

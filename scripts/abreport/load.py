@@ -82,6 +82,10 @@ def parse_entry(file: str, run: str, where: str, obj: Any) -> Entry:
     kw["worst_row_err"] = c.number("worst_row_err", required=False, nonneg=True, nullable=True)
     kw["row_tolerance"] = c.number("row_tolerance", required=False, nonneg=True, nullable=True)
     kw["worst_row"] = _worst_row(c, obj.get("worst_row"))
+    kw["pass_"] = c.string("pass", required=False) or "fwd"
+    if kw["pass_"] not in ("fwd", "bwd", "fwd_bwd"):
+        raise c.fail("pass", f"expected fwd, bwd or fwd_bwd, got '{kw['pass_']}'")
+    kw["grad_err"] = c.number("grad_err", required=False, nonneg=True, nullable=True)
     return Entry(run=run, group=group, error_message=msg if isinstance(msg, str) else "",
                  **s, **ints, **kw, **kw_peer, raw=obj)
 

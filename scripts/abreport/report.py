@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Optional
 
 from . import (alternatives, bounds, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline,
-               speedup, tiles)
+               speedup, tiles, training)
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import exp_rate, position
@@ -119,6 +119,8 @@ def error_text(e: Entry) -> str:
 def best_per_variant(ds: Dataset) -> list[Entry]:
     best: dict[tuple[str, str], Entry] = {}
     for e in ds.ok_entries:
+        if e.pass_ != "fwd":  # the backward has its own section (training.py)
+            continue
         k = (e.variant, e.dtype)
         if k not in best or e.tflops > best[k].tflops:
             best[k] = e
@@ -319,6 +321,7 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
     lines += _accuracy(ds)
     lines += fp8.section(ds)
     lines += alternatives.section(ds)
+    lines += training.section(ds)
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:

@@ -225,8 +225,31 @@ TEST(sweep, presets_cover_every_cpu_variant_and_chart_group) {
   }
   for (const auto& v : registry())
     if (v.backend == backend_kind::cpu) EXPECT_TRUE(runs.count(v.name)) << v.name << " never runs in quick";
-  EXPECT_EQ(groups,
-            (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode", "fp8", "alternatives"}));
+  EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode", "fp8", "alternatives",
+                                           "train"}));
+}
+
+// The train groups: every CPU row claiming bwd runs bwd and fwd_bwd in quick
+// and full; its fwd entries on the same problems exist (in train or in the seq group).
+TEST(sweep, train_groups_run_each_backward_row_at_every_pass) {
+  for (const char* preset : {"quick", "full"}) {
+    std::set<std::string> names;
+    std::map<std::string, std::set<pass_kind>> passes;  // row -> passes run in train
+    const auto all = expand(make_preset(preset), registry(), backend_kind::cpu);
+    for (const auto& c : all) names.insert(c.name);
+    for (const auto& c : all) {
+      if (c.group != "train" || !c.sup.ok) continue;
+      passes[c.row->name].insert(c.p.pass);
+      problem f = c.p;
+      f.pass = pass_kind::fwd;
+      EXPECT_TRUE(names.count(c.row->benchmark_name(f))) << c.name << ": no fwd entry beside it";
+    }
+    for (const auto& v : registry())
+      if (v.backend == backend_kind::cpu && (v.caps.passes & pass_bwd))
+        EXPECT_TRUE(passes[v.name].count(pass_kind::bwd) && passes[v.name].count(pass_kind::fwd_bwd))
+            << preset << ": " << v.name;
+    EXPECT_EQ(passes.size(), 2u) << preset;  // naive and flash2; the other rows are skipped with the reason
+  }
 }
 
 // The fp8 groups (issue 16): e4m3 beside bf16 on the same shapes. On the CPU,

@@ -35,6 +35,7 @@ const std::map<std::string, axis_example, std::less<>> examples = {
     {"block", {"32x64,64x64", 2, "64*64"}},
     {"state", {"16,64", 2, "0"}},
     {"groups", {"1,2", 2, "two"}},
+    {"pass", {"fwd,bwd,fwd_bwd", 3, "backward"}},
     {"variant", {"t_good,tag:tiled,cuda:t_good", 3, "tag:frob"}},
 };
 

@@ -297,3 +297,61 @@ def test_a_mask_this_script_cannot_build_is_skipped_with_the_reason(sweep, tmp_p
     assert [(x["variant"], x["status"]) for x in entries] == [("torch_sdpa", "skipped"), ("torch_flex", "skipped")]
     # The FLOPs are still the sweep's (the harness knows the mask; this script only cannot build it).
     assert all("strided:8,4" in x["error_message"] and x["flops"] == e["flops"] for x in entries)
+
+
+# ---- the backward (docs/backward.md) ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bwd_sweep(tmp_path_factory):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip(f"{BIN} not built")
+    d = tmp_path_factory.mktemp("peers_bwd")
+    out = d / "sweep.json"
+    args = [a if a != "flash2" else "flash2,naive" for a in SWEEP] + ["--pass", "fwd,bwd,fwd_bwd"]
+    r = subprocess.run([BIN, "sweep", *args, "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+def test_backward_peers_pass_the_fp64_gradient_check_with_the_harness_flops(bwd_sweep, tmp_path):
+    entries = run_peers(bwd_sweep, tmp_path / "bwd.json", "--variants", "torch_sdpa,torch_sdpa_math")
+    ours = {(e["Hkv"], e["mask"], e["pass"]): e for e in json.load(open(bwd_sweep))["benchmarks"]}
+    assert {k[2] for k in ours} == {"fwd", "bwd", "fwd_bwd"}
+    seen = set()
+    for e in entries:
+        a = ours[(e["Hkv"], e["mask"], e["pass"])]
+        assert e["flops"] == a["flops"]  # 2.5x / 3.5x the forward's, as the harness
+        if e["pass"] == "fwd":
+            continue
+        assert e["name"].endswith(f"/pass:{e['pass']}/on:cpu")
+        if e["variant"] == "torch_sdpa_math":  # only the default dispatch runs the backward
+            assert e["status"] == "skipped" and "backward of torch_sdpa" in e["error_message"]
+            continue
+        assert e["status"] == "ok", e
+        assert e["err_ok"] is True and 0 <= e["grad_err"] <= e["grad_tolerance"] == 1e-4
+        assert e["grad_err"] == max(e["dq_err"], e["dk_err"], e["dv_err"]) and e["grad_nonfinite"] == 0
+        seen.add((e["mask"], e["pass"], e["Hkv"]))
+    assert len(seen) == 3 * 2 * 2
+
+
+def test_backward_peers_with_misaligned_masks_fail_the_gradient_check(bwd_sweep, tmp_path):
+    """Negative control of the gradient check: top-left aligned masks give wrong gradients."""
+    entries = run_peers(bwd_sweep, tmp_path / "bad.json", "--variants", "torch_sdpa", "--misalign-masks")
+    for e in entries:
+        if e["pass"] == "fwd":
+            continue
+        assert e["status"] == "ok"
+        assert e["err_ok"] is (e["mask"] == "none"), e["name"]
+        if e["mask"] != "none":
+            assert e["grad_err"] > 0.1
+
+
+@needs_bin
+def test_merge_accepts_backward_peers(bwd_sweep, tmp_path):
+    out = tmp_path / "bwd.json"
+    run_peers(bwd_sweep, out, "--variants", "torch_sdpa")
+    merged = tmp_path / "merged.json"
+    r = subprocess.run([BIN, "merge", str(bwd_sweep), str(out), "--out", str(merged)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    passes = {e["pass"] for e in json.load(open(merged))["benchmarks"] if e.get("peer")}
+    assert passes == {"fwd", "bwd", "fwd_bwd"}

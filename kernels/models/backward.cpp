@@ -1,0 +1,55 @@
+// The backward pass (docs/backward.md, docs/models.md "Backward"): useful FLOPs by
+// the convention of FlashAttention's and cuDNN's benchmarks, and the CPU backward
+// algorithms' executed FLOPs, bytes and exps, exact for ragged tiles. fp32 only on
+// the CPU (4 bytes for every array). Sums run in 64-bit integers and are converted
+// to double once, so they stay exact.
+#include "kernels/models/models.hpp"
+
+#include "kernels/models/model_terms.hpp"
+
+namespace attnbench {
+
+using namespace model_terms;
+
+double model_flops_backward(const problem& p) { return 2.5 * model_flops_softmax(p); }
+
+model_figures model_naive_backward_cpu(const problem& p) {
+  const std::int64_t nqt = num_q_tiles(p), nkt = num_kv_tiles(p), pairs = p.Nq * p.Nkv;
+  // Per (batch, head): dP = dO V^T (dO once, V per query tile, dP written), dS row by row
+  // (P and dP read, dS written), dQ = dS K (dS, K per query tile, dQ written), and its share
+  // of the key-tile pass (P and dS tiles, Q and dO per key tile).
+  const std::int64_t per_head = (p.Nq * p.d + nqt * p.Nkv * p.d + pairs) + 3 * pairs +
+                                (pairs + nqt * p.Nkv * p.d + p.Nq * p.d) + (2 * pairs + 2 * nkt * p.Nq * p.d);
+  const std::int64_t per_kv_head = 2 * p.Nkv * p.d;  // dK, dV written once
+  const std::int64_t bytes = f32 * p.B * (p.H * per_head + p.Hkv * per_kv_head);
+  return {model_flops_backward(p), 8.0 * p.d * static_cast<double>(pairs) * p.B * p.H, static_cast<double>(bytes), 0};
+}
+
+model_figures model_flash2_backward_cpu(const problem& p) {
+  const kv_tile_list l = make_kv_tile_list(p, tile_walk::causal_bound);
+  // Over the visited (query tile, key tile) pairs of one head: real pairs and the rows
+  // each key tile's visits read.
+  std::int64_t pairs = 0, visit_rows = 0;
+  for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
+    for (std::int32_t n = 0; n < l.view().count(0, qt); ++n) {
+      pairs += q_tile_rows(p, qt) * kv_tile_cols(p, l.view().at(0, qt, n));
+      visit_rows += q_tile_rows(p, qt);
+    }
+  const std::int64_t preprocess = p.Nq * (2 * p.d + 1) + p.Nq * p.d;  // O, dO read, D written; dQ zeroed
+  // Per visit: Q, dO, lse, D read, dQ read and written.
+  const std::int64_t per_head = preprocess + visit_rows * (2 * p.d + 2 + 2 * p.d);
+  const std::int64_t per_kv_head = 4 * p.Nkv * p.d;  // K, V read once; dK, dV written once
+  const std::int64_t bytes = f32 * p.B * (p.H * per_head + p.Hkv * per_kv_head);
+  const double heads = static_cast<double>(p.B * p.H);
+  return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(pairs) * heads, static_cast<double>(bytes),
+          static_cast<double>(pairs) * heads};
+}
+
+model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&)) {
+  if (p.pass == pass_kind::fwd) return fwd;
+  const model_figures b = bwd(p);
+  if (p.pass == pass_kind::bwd) return b;
+  return {fwd.flops + b.flops, fwd.flops_executed + b.flops_executed, fwd.bytes + b.bytes, fwd.exps + b.exps};
+}
+
+}  // namespace attnbench
