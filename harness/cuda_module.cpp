@@ -1,9 +1,13 @@
 #include "harness/cuda_module.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include "core/module_abi.hpp"
+#include "kernels/registry.hpp"
 
 namespace attnbench {
 
@@ -40,13 +44,28 @@ bool load_cuda_module(std::string* why) {
     const std::string path = module_path();
     if (::access(path.c_str(), R_OK) != 0) {
       error = fmt::format("the CUDA module {} is absent (build it: cmake --build build --target attnbench_cuda)", path);
-    } else if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+    } else {
+      const std::size_t providers = row_provider_count();
       // RTLD_GLOBAL: libattnbench_cudnn.so, which the cudnn_sdpa row loads on first use,
       // resolves its references into the CUDA part (device_runner, stream) against it.
-      const char* e = ::dlerror();
-      error = fmt::format("the CUDA module did not load: {}", e ? e : "unknown dlopen error");
-    } else if (!cuda_backend_factory) {
-      error = fmt::format("the CUDA module {} registered no backend", path);
+      void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+      const auto abi =
+          module ? reinterpret_cast<std::uint64_t (*)()>(::dlsym(module, "attnbench_cuda_module_abi")) : nullptr;
+      if (!module) {
+        const char* e = ::dlerror();
+        error = fmt::format("the CUDA module did not load: {}", e ? e : "unknown dlopen error");
+      } else if (!abi || abi() != module_abi_stamp()) {
+        // Its static initialisers only registered a factory and a row provider: forget both
+        // before anything reads a row of another layout.
+        drop_row_providers(providers);
+        cuda_backend_factory = nullptr;
+        error = fmt::format(
+            "the CUDA module {} was built from other sources than this attnbench (layout stamp {}, expected "
+            "{:016x}): rebuild it: cmake --build build --target attnbench_cuda",
+            path, abi ? fmt::format("{:016x}", abi()) : std::string("absent"), module_abi_stamp());
+      } else if (!cuda_backend_factory) {
+        error = fmt::format("the CUDA module {} registered no backend", path);
+      }
     }
   }
   if (!error.empty() && why) *why = error;

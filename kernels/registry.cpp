@@ -59,4 +59,11 @@ void register_row_provider(void (*add_rows)(std::vector<variant>&)) {
   row_providers().push_back(add_rows);
 }
 
+std::size_t row_provider_count() { return row_providers().size(); }
+
+void drop_row_providers(std::size_t keep) {
+  if (registry_read) throw std::logic_error("registry: row providers dropped after the registry was read");
+  if (keep < row_providers().size()) row_providers().resize(keep);
+}
+
 }  // namespace attnbench

@@ -16,6 +16,10 @@ const variant* find_variant(std::string_view name, backend_kind b);  // nullptr 
 // A separately built part (the CUDA backend) adds its rows: called at that part's static
 // initialisation; throws std::logic_error once the registry has been read.
 void register_row_provider(void (*add_rows)(std::vector<variant>&));
+// The providers registered so far, and dropping those after the first `keep` (a CUDA module
+// refused after it loaded: harness/cuda_module.cpp). Both throw once the registry was read.
+std::size_t row_provider_count();
+void drop_row_providers(std::size_t keep);
 
 // One provider per family (the only places rows are created).
 void add_cpu_variants(std::vector<variant>& rows);

@@ -46,3 +46,20 @@ if(TARGET attnbench_gpu_tests AND TARGET attnbench_cudnn)
   set_target_properties(attnbench_gpu_tests PROPERTIES ENABLE_EXPORTS ON)
   add_dependencies(attnbench_gpu_tests attnbench_cudnn)
 endif()
+
+# A CUDA module left from other sources (only `attnbench` rebuilt after a pull) is refused at
+# load with one line instead of crashing in the registry (core/module_abi.hpp); two stand-in
+# modules: another layout stamp, and this build's (the control). ~1 s.
+if(ATTNBENCH_WITH_CUDA)
+  foreach(kind stale same)
+    add_library(attnbench_module_abi_${kind} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/cli/module_abi_probe.cpp)
+    target_include_directories(attnbench_module_abi_${kind} PRIVATE ${CMAKE_SOURCE_DIR})
+    target_compile_features(attnbench_module_abi_${kind} PRIVATE cxx_std_20)
+    set_target_properties(attnbench_module_abi_${kind} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  endforeach()
+  target_compile_definitions(attnbench_module_abi_stale PRIVATE ATTNBENCH_PROBE_STALE)
+  add_test(NAME cli_stale_cuda_module
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/stale_module.sh $<TARGET_FILE:attnbench>
+                   $<TARGET_FILE:attnbench_module_abi_stale> $<TARGET_FILE:attnbench_module_abi_same>)
+  set_tests_properties(cli_stale_cuda_module PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+endif()

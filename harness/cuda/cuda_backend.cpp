@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/module_abi.hpp"
+
 #include <fmt/format.h>
 
 #include "core/cuda/device_buffer.cuh"
@@ -347,3 +349,6 @@ const bool cuda_backend_registered = (register_cuda_backend_factory(&make_cuda_b
 }  // namespace
 
 }  // namespace attnbench
+
+// The loader compares it with its own before reading any row of this module (core/module_abi.hpp).
+extern "C" std::uint64_t attnbench_cuda_module_abi() { return attnbench::module_abi_stamp(); }
