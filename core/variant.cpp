@@ -8,7 +8,16 @@ namespace attnbench {
 std::string_view to_string(backend_kind b) { return b == backend_kind::cpu ? "cpu" : "cuda"; }
 
 std::string_view to_string(attention_math m) {
-  return m == attention_math::softmax ? "softmax" : "linear";
+  switch (m) {
+    case attention_math::softmax: return "softmax";
+    case attention_math::linear: return "linear";
+    case attention_math::linformer: return "linformer";
+  }
+  return "?";
+}
+
+bool approximates_softmax(attention_math m) {
+  return m == attention_math::linformer;
 }
 
 std::string_view to_string(tag t) {
@@ -20,6 +29,7 @@ std::string_view to_string(tag t) {
     case tag::library: return "library";
     case tag::decode: return "decode";
     case tag::gqa: return "gqa";
+    case tag::approx: return "approx";
   }
   return "?";
 }

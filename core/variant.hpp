@@ -22,9 +22,15 @@ namespace attnbench {
 enum class backend_kind { cpu, cuda };
 std::string_view to_string(backend_kind b);
 
-// What a variant computes, and so which reference checks it.
-enum class attention_math { softmax, linear };
+// What a variant computes, and so which reference checks it. The approximations of
+// softmax attention (linformer) are checked against the fp64 evaluation of
+// the same approximation (same seeded projections or features); their distance to
+// exact softmax attention is measured beside it, as information.
+enum class attention_math { softmax, linear, linformer };
+inline constexpr int attention_math_count = 3;
 std::string_view to_string(attention_math m);
+// Whether m approximates softmax attention (its entries carry approx_err_vs_exact).
+bool approximates_softmax(attention_math m);
 
 struct support {
   bool ok = true;
@@ -96,9 +102,10 @@ enum class tag {
   library,   // calls a vendor library
   decode,    // specialised for few queries against long keys
   gqa,       // specialised for grouped KV heads
+  approx,    // approximates softmax attention (the report sets it beside the exact rows)
 };
 inline constexpr tag all_tags[] = {tag::baseline, tag::unfused, tag::fused, tag::tiled,
-                                   tag::library,  tag::decode,  tag::gqa};
+                                   tag::library,  tag::decode,  tag::gqa,   tag::approx};
 std::string_view to_string(tag t);
 
 // Mask features a row accepts (docs/masks.md): a problem's mask needs the

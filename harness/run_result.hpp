@@ -43,6 +43,9 @@ struct validation_result {
   row_position worst_at;                                            // the same row as (b, h, i)
   double row_tolerance = 0;                                         // what worst_row_err is held to
   std::int64_t counted_bytes = -1;  // runner.counted_bytes() of the validation run
+  // An approximation of softmax attention only: rel-L2 distance of the sampled rows to exact
+  // fp64 softmax attention (information, never held to a tolerance); NaN otherwise.
+  double approx_err_vs_exact = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct timing_result {

@@ -187,5 +187,10 @@ std::unique_ptr<runner> make_flash1_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse);
+// Defects a test plants in the approximation kernels (the negative controls of their
+// reference checks); the rows run `none`.
+enum class planted_defect { none, linformer_projection_transposed };
+std::unique_ptr<runner> make_linformer_runner(const problem& p, bool writes_lse,
+                                              planted_defect defect = planted_defect::none);
 
 }  // namespace attnbench::cpu

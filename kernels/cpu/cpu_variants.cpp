@@ -1,6 +1,6 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp); its model in
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, linformer.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
@@ -32,6 +32,11 @@ std::int64_t expand_workspace(const problem& p) {
   return score_bytes(p) + 2 * 4 * p.B * p.H * p.Nkv * p.d;
 }
 std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  // l, m
+// E and F, then K-bar and V-bar.
+std::int64_t linformer_workspace(const problem& p) {
+  const problem r = linformer_reduced_problem(p);
+  return 4 * (2 * p.Nkv * r.Nkv + 2 * r.kv_elems());
+}
 std::int64_t linear_workspace(const problem& p) {
   return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
          (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
@@ -117,6 +122,18 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = cpu_model<model_flops_executed_linear, model_bytes_linear, model_exps_linear, model_flops_linear>,
       .memory_bytes = cpu_memory<false, linear_workspace>,
       .make_runner = cpu::make_linear_runner,
+  });
+  rows.push_back({
+      .name = "linformer",
+      .math = attention_math::linformer,
+      .summary = "Linformer: K-bar = E^T K, V-bar = F^T V (seeded n x k, k = min(256, Nkv)), flash2 over k keys; "
+                 "no mask (E^T K mixes every position)",
+      .writes_lse = true,
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none},
+      .tags = {tag::fused, tag::approx},
+      .model = model_linformer,
+      .memory_bytes = cpu_memory<true, linformer_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_linformer_runner(p, lse); },
   });
 }
 

@@ -164,4 +164,14 @@ span64 linear_chunk_rows(const problem& p, std::int64_t c);
 // First key chunk that holds the aligned position of some query row.
 std::int64_t linear_first_chunk(const problem& p);
 
+// ---- linformer (linformer.cpp) ------------------------------------------------------
+// The problem flash2 runs after the projections: Nkv = k = linformer_k(p), no mask.
+problem linformer_reduced_problem(const problem& p);
+// cpu: the projection pass per (batch, KV head) (E, F, K, V read once, K-bar and V-bar
+// written once in fp32; 2 Nkv k d FLOPs per product), then flash2's figures on the
+// reduced problem. Useful FLOPs = the projections + 4 d per (query, projected key) pair.
+model_figures model_linformer(const problem& p);
+// The projection pass's share of the bytes.
+double model_linformer_projection_bytes(const problem& p);
+
 }  // namespace attnbench

@@ -25,9 +25,11 @@ reference_rows reference_softmax(const host_inputs& in, std::span<const std::int
 // (mask none: all keys; causal: j <= i'). Other masks are rejected.
 reference_rows reference_linear(const host_inputs& in, std::span<const std::int64_t> rows);
 
-inline reference_rows reference_for(attention_math m, const host_inputs& in,
-                                    std::span<const std::int64_t> rows) {
-  return m == attention_math::softmax ? reference_softmax(in, rows) : reference_linear(in, rows);
-}
+// Linformer (approx_reference.cpp): K-bar = E^T K and V-bar = F^T V in fp64 from the same
+// float E and F as the kernel (approx_params.hpp), then softmax(q K-bar^T / sqrt(d)) V-bar
+// over the k projected keys, with its lse. Masks other than none are rejected.
+reference_rows reference_linformer(const host_inputs& in, std::span<const std::int64_t> rows);
+
+reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows);
 
 }  // namespace attnbench

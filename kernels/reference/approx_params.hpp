@@ -1,0 +1,31 @@
+// The fixed, seeded parameters of the approximate attention rows (docs/approximations.md):
+// Linformer's projections E and F and Performer's random features. The CPU kernels and
+// the fp64 references take the same float values from here, so a reference evaluates the
+// same approximation the kernel computes, and the distance to exact softmax attention
+// is the approximation's alone. Drawn from splitmix64 (no standard-library
+// distribution, whose output differs between libraries), once per runner, outside the
+// timed region.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/problem.hpp"
+
+namespace attnbench {
+
+// Linformer's projected length: k = min(256, Nkv) (the paper's k = 256 for n up to 4096;
+// projecting up past Nkv would only add work).
+inline constexpr std::int64_t linformer_default_k = 256;
+std::int64_t linformer_k(const problem& p);
+
+// E and F, each [n x k] row-major (K-bar = E^T K, V-bar = F^T V), entries uniform in
+// [-1/sqrt(k), 1/sqrt(k)) as lucidrains/linformer initialises them; separate seeds for
+// E and F, shared by every batch element and head.
+struct linformer_projections {
+  std::int64_t n = 0, k = 0;
+  std::vector<float> e, f;
+};
+linformer_projections make_linformer_projections(std::int64_t n, std::int64_t k);
+
+}  // namespace attnbench

@@ -1,0 +1,120 @@
+// The approximation rows (docs/approximations.md) against the fp64 evaluation of the same
+// approximation on the shapes each claims: ragged lengths, Nq != Nkv, Nq = 1, GQA, more
+// keys than the projected length. Outputs are poisoned before each run. Negative
+// controls: a kernel with a planted defect (cpu::planted_defect) must fail the same check.
+#include <gtest/gtest.h>
+
+#include "harness/tensors.hpp"
+#include "kernels/cpu/cpu_common.hpp"
+#include "kernels/reference/approx_params.hpp"
+#include "kernels/reference/attention_reference.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+problem shape(std::int64_t h, std::int64_t hkv, std::int64_t nq, std::int64_t nkv, std::int64_t d,
+              std::int64_t tile = 16) {
+  problem p;
+  p.H = h;
+  p.Hkv = hkv;
+  p.Nq = nq;
+  p.Nkv = nkv;
+  p.d = d;
+  p.Br = p.Bc = tile;
+  validate(p);
+  return p;
+}
+
+error_report check(runner& r, const host_inputs& in, attention_math m) {
+  r.set_inputs(in);
+  r.poison_outputs();
+  r.run();
+  const host_outputs out = r.get_outputs();
+  const auto rows = all_rows(in.p);
+  const reference_rows ref = reference_for(m, in, rows);
+  return compare_rows(in.p, out.o, out.lse, rows, ref.o, ref.lse);
+}
+
+const std::vector<problem>& linformer_shapes() {
+  static const std::vector<problem> s = {shape(2, 2, 37, 37, 16), shape(4, 2, 50, 83, 32),
+                                         shape(3, 1, 1, 70, 16),                                 // Nq = 1, GQA 3:1
+                                         shape(2, 1, 83, 50, 8),  shape(2, 2, 20, 300, 16, 32),  // Nkv > k = 256
+                                         shape(1, 1, 5, 1, 8),    shape(8, 2, 64, 64, 64, 64)};
+  return s;
+}
+
+TEST(linformer, matches_the_fp64_linformer_on_every_shape) {
+  const variant& v = *find_variant("linformer", backend_kind::cpu);
+  for (const problem& p : linformer_shapes()) {
+    ASSERT_TRUE(v.supports(p).ok) << v.benchmark_name(p);
+    auto r = v.make(p);
+    const error_report e = check(*r, make_inputs(p, 11), attention_math::linformer);
+    EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2 << ", nonfinite " << e.nonfinite;
+    EXPECT_LT(e.lse_max_abs, 1e-4) << v.benchmark_name(p);
+  }
+}
+
+// k = min(256, Nkv): projecting 300 keys to 256, 70 keys to 70.
+TEST(linformer, projected_length_is_256_or_every_key) {
+  EXPECT_EQ(linformer_k(shape(1, 1, 4, 300, 8)), 256);
+  EXPECT_EQ(linformer_k(shape(1, 1, 4, 70, 8)), 70);
+  const linformer_projections a = make_linformer_projections(70, 70), b = make_linformer_projections(70, 70);
+  EXPECT_EQ(a.e, b.e);  // seeded: the reference sees the kernel's E
+  EXPECT_NE(a.e, a.f);  // separate projections for K and V
+}
+
+// Control: E read transposed (square at Nkv = k = 64) fails the same check on the same shapes.
+TEST(linformer, control_transposed_projection_fails_the_check) {
+  for (const problem& p : {shape(2, 2, 37, 64, 16), shape(3, 1, 1, 64, 16)}) {
+    auto good = cpu::make_linformer_runner(p, true);
+    auto bad = cpu::make_linformer_runner(p, true, cpu::planted_defect::linformer_projection_transposed);
+    const host_inputs in = make_inputs(p, 12);
+    EXPECT_TRUE(check(*good, in, attention_math::linformer).ok(1e-5));
+    const error_report e = check(*bad, in, attention_math::linformer);
+    EXPECT_FALSE(e.ok(1e-5)) << "rel_l2 " << e.rel_l2;
+    EXPECT_GT(e.rel_l2, 1e-2);
+  }
+}
+
+// Masks are refused with the reason; the refusal names the mask.
+TEST(linformer, refuses_masks) {
+  const variant& v = *find_variant("linformer", backend_kind::cpu);
+  for (const char* m : {"causal", "local:4,0", "global:2"}) {
+    problem p = shape(2, 2, 40, 40, 16);
+    p.mask = parse_mask(m);
+    const support s = v.supports(p);
+    EXPECT_FALSE(s.ok) << m;
+    EXPECT_NE(s.reason.find("none only"), std::string::npos) << s.reason;
+  }
+}
+
+// The approximation is one: its distance to exact softmax attention is far above the
+// tolerance of the check against itself (so the check is not merely exact attention).
+TEST(linformer, differs_from_exact_attention) {
+  const problem p = shape(2, 2, 40, 90, 16);
+  auto r = find_variant("linformer", backend_kind::cpu)->make(p);
+  const host_inputs in = make_inputs(p, 13);
+  const error_report exact = check(*r, in, attention_math::softmax);
+  EXPECT_GT(exact.rel_l2, 1e-2);
+}
+
+}  // namespace
+
+namespace {
+
+// The counted bytes hold the projection pass (E, F, K, V read, K-bar and V-bar written):
+// a model of flash2 over the k projected keys alone is short by exactly that share.
+TEST(linformer, counted_bytes_include_the_projection_pass) {
+  const problem p = shape(4, 2, 50, 83, 32);
+  auto r = find_variant("linformer", backend_kind::cpu)->make(p);
+  r->set_inputs(make_inputs(p, 14));
+  r->run();
+  const double attention_only = model_bytes_flash2(linformer_reduced_problem(p));
+  EXPECT_NE(r->counted_bytes(), static_cast<std::int64_t>(attention_only));
+  EXPECT_EQ(r->counted_bytes(), static_cast<std::int64_t>(attention_only + model_linformer_projection_bytes(p)));
+  // 2 KV heads x (2 x 83 x 83 x 4 (E, F) + 2 x 83 x 32 x 4 (K, V) + 2 x 83 x 32 x 4 (K-bar, V-bar))
+  EXPECT_EQ(model_linformer_projection_bytes(p), 2.0 * (2 * 83 * 83 * 4 + 4 * 83 * 32 * 4));
+}
+
+}  // namespace
