@@ -12,12 +12,13 @@ std::string_view to_string(attention_math m) {
     case attention_math::softmax: return "softmax";
     case attention_math::linear: return "linear";
     case attention_math::linformer: return "linformer";
+    case attention_math::performer: return "performer";
   }
   return "?";
 }
 
 bool approximates_softmax(attention_math m) {
-  return m == attention_math::linformer;
+  return m == attention_math::linformer || m == attention_math::performer;
 }
 
 std::string_view to_string(tag t) {

@@ -23,11 +23,11 @@ enum class backend_kind { cpu, cuda };
 std::string_view to_string(backend_kind b);
 
 // What a variant computes, and so which reference checks it. The approximations of
-// softmax attention (linformer) are checked against the fp64 evaluation of
+// softmax attention (linformer, performer) are checked against the fp64 evaluation of
 // the same approximation (same seeded projections or features); their distance to
 // exact softmax attention is measured beside it, as information.
-enum class attention_math { softmax, linear, linformer };
-inline constexpr int attention_math_count = 3;
+enum class attention_math { softmax, linear, linformer, performer };
+inline constexpr int attention_math_count = 4;
 std::string_view to_string(attention_math m);
 // Whether m approximates softmax attention (its entries carry approx_err_vs_exact).
 bool approximates_softmax(attention_math m);

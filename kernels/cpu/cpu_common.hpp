@@ -189,8 +189,10 @@ std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse);
 // Defects a test plants in the approximation kernels (the negative controls of their
 // reference checks); the rows run `none`.
-enum class planted_defect { none, linformer_projection_transposed };
+enum class planted_defect { none, linformer_projection_transposed, performer_no_stabiliser };
 std::unique_ptr<runner> make_linformer_runner(const problem& p, bool writes_lse,
+                                              planted_defect defect = planted_defect::none);
+std::unique_ptr<runner> make_performer_runner(const problem& p, bool writes_lse,
                                               planted_defect defect = planted_defect::none);
 
 }  // namespace attnbench::cpu

@@ -1,10 +1,12 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, linformer.cpp); its model in
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, linformer.cpp,
+// performer.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/reference/approx_params.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnbench {
@@ -36,6 +38,11 @@ std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  //
 std::int64_t linformer_workspace(const problem& p) {
   const problem r = linformer_reduced_problem(p);
   return 4 * (2 * p.Nkv * r.Nkv + 2 * r.kv_elems());
+}
+// omega~, the states (causal: one per chunk), the keys' stabilisers.
+std::int64_t performer_workspace(const problem& p) {
+  const std::int64_t m = performer_features(p), states = p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1;
+  return 4 * (p.d * m + (m * p.d + m) * p.B * p.Hkv * states + p.B * p.Hkv);
 }
 std::int64_t linear_workspace(const problem& p) {
   return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
@@ -134,6 +141,17 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = model_linformer,
       .memory_bytes = cpu_memory<true, linformer_workspace>,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_linformer_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "performer",
+      .math = attention_math::performer,
+      .summary = "Performer FAVOR+: m = 256 seeded orthogonal positive random features, stabilised; linear attention "
+                 "over them (state, or chunked prefix sums when causal)",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
+      .tags = {tag::fused, tag::approx},
+      .model = model_performer,
+      .memory_bytes = cpu_memory<false, performer_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_performer_runner(p, lse); },
   });
 }
 

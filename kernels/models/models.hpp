@@ -174,4 +174,14 @@ model_figures model_linformer(const problem& p);
 // The projection pass's share of the bytes.
 double model_linformer_projection_bytes(const problem& p);
 
+// ---- performer (performer.cpp) -----------------------------------------------------
+// cpu, m = performer_features(p) random features per (batch, KV head):
+// non-causal: key pass A (K read, U = K omega~^T: the stabiliser, a max over every key
+// and feature), key pass B (K, V read again, phi(K) = exp(U - |k~|^2/2 - s), state
+// S = phi(K)^T V and z written, m (d + 1) fp32), output pass per query tile (state read,
+// Q read, phi(Q), O written). Causal: pass B writes the exclusive prefix state of each
+// key chunk that holds a query row; the output pass per chunk adds the masked
+// intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
+model_figures model_performer(const problem& p);
+
 }  // namespace attnbench

@@ -28,4 +28,13 @@ struct linformer_projections {
 };
 linformer_projections make_linformer_projections(std::int64_t n, std::int64_t k);
 
+// Performer's random features: m = 256 (the Performer paper's default for d = 64) rows
+// omega_f of dimension d, block-orthogonal: blocks of d rows orthogonalised (Gram-Schmidt
+// in fp64) from a seeded Gaussian matrix, each row scaled to the norm of an independent
+// Gaussian d-vector (fast_attention.py's gaussian_orthogonal_random_matrix, scaling 0).
+// Drawn once, never redrawn. [m x d] row-major.
+inline constexpr std::int64_t performer_default_features = 256;
+std::int64_t performer_features(const problem& p);
+std::vector<float> make_performer_features(std::int64_t m, std::int64_t d);
+
 }  // namespace attnbench

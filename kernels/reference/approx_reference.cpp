@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "core/mask.hpp"
 #include "kernels/reference/approx_params.hpp"
 #include "kernels/reference/attention_reference.hpp"
 
@@ -81,6 +82,60 @@ reference_rows reference_linformer(const host_inputs& in, std::span<const std::i
     const std::size_t s = slot_of.at(b * p.Hkv + p.kv_head(h));
     const float* q = in.q.data() + ((b * p.H + h) * p.Nq + i) * d;
     out.lse[r] = softmax_row(q, kbar.data() + s * k * d, vbar.data() + s * k * d, k, d, out.o.data() + r * d);
+  }
+  return out;
+}
+
+// phi(x) * sqrt(m) = exp(omega^T x~ - |x~|^2 / 2), x~ = d^-1/4 x, in fp64.
+void performer_phi(const float* x, const std::vector<float>& w, std::int64_t m, std::int64_t d, double* out) {
+  const double c = std::pow(static_cast<double>(d), -0.25);
+  double sq = 0;
+  for (std::int64_t x0 = 0; x0 < d; ++x0) sq += c * x[x0] * c * x[x0];
+  for (std::int64_t f = 0; f < m; ++f) {
+    double u = 0;
+    for (std::int64_t x0 = 0; x0 < d; ++x0) u += double(w[f * d + x0]) * c * x[x0];
+    out[f] = std::exp(u - sq / 2);
+  }
+}
+
+reference_rows reference_performer(const host_inputs& in, std::span<const std::int64_t> rows) {
+  const problem& p = in.p;
+  if (p.mask.global != 0 || p.mask.kind == mask_kind::local || p.mask.has_sparse())
+    throw input_error(fmt::format("Performer supports masks none and causal, not '{}'", to_string(p.mask)));
+  const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size()), m = performer_features(p);
+  const std::vector<float> w = make_performer_features(m, d);
+  std::map<std::int64_t, std::size_t> slot_of;
+  for (std::int64_t r = 0; r < n; ++r) {
+    const auto [b, h, i] = split_row(p, rows[r]);
+    slot_of.emplace(b * p.Hkv + p.kv_head(h), slot_of.size());
+  }
+  std::vector<std::int64_t> heads(slot_of.size());
+  for (const auto& [bh, s] : slot_of) heads[s] = bh;
+  std::vector<double> phik(heads.size() * p.Nkv * m);  // phi(k_j) * sqrt(m) of each needed KV head
+#pragma omp parallel for schedule(dynamic, 16) collapse(2)
+  for (std::int64_t s = 0; s < static_cast<std::int64_t>(heads.size()); ++s)
+    for (std::int64_t j = 0; j < p.Nkv; ++j)
+      performer_phi(in.k.data() + (heads[s] * p.Nkv + j) * d, w, m, d, phik.data() + (s * p.Nkv + j) * m);
+  reference_rows out{std::vector<double>(n * d, 0.0), {}};
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t r = 0; r < n; ++r) {
+    const auto [b, h, i] = split_row(p, rows[r]);
+    const std::size_t s = slot_of.at(b * p.Hkv + p.kv_head(h));
+    std::vector<double> fq(static_cast<std::size_t>(m));
+    performer_phi(in.q.data() + ((b * p.H + h) * p.Nq + i) * d, w, m, d, fq.data());
+    const float* v = in.v.data() + heads[s] * p.Nkv * d;
+    double* o = out.o.data() + r * d;
+    double den = 0;
+    for (std::int64_t j = 0; j < p.Nkv; ++j) {
+      if (!is_visible(p, i, j)) continue;
+      const double* fk = phik.data() + (s * p.Nkv + j) * m;
+      double wt = 0;
+      for (std::int64_t f = 0; f < m; ++f) wt += fq[f] * fk[f];
+      den += wt;
+      for (std::int64_t c = 0; c < d; ++c) o[c] += wt * double(v[j * d + c]);
+    }
+    if (den > 0)
+      for (std::int64_t c = 0; c < d; ++c) o[c] /= den;
   }
   return out;
 }

@@ -30,6 +30,13 @@ reference_rows reference_linear(const host_inputs& in, std::span<const std::int6
 // over the k projected keys, with its lse. Masks other than none are rejected.
 reference_rows reference_linformer(const host_inputs& in, std::span<const std::int64_t> rows);
 
+// Performer FAVOR+ (approx_reference.cpp): positive random features of the same float
+// omega as the kernel, phi(x) = exp(omega^T x~ - |x~|^2 / 2) / sqrt(m), x~ = d^-1/4 x, in
+// fp64 without stabilisers (they cancel in the ratio), then
+// O_i = sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j) over the keys visible
+// to i (none: all; causal: j <= i'). Other masks are rejected.
+reference_rows reference_performer(const host_inputs& in, std::span<const std::int64_t> rows);
+
 reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows);
 
 }  // namespace attnbench

@@ -4,6 +4,8 @@
 // controls: a kernel with a planted defect (cpu::planted_defect) must fail the same check.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "harness/tensors.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/reference/approx_params.hpp"
@@ -115,6 +117,102 @@ TEST(linformer, counted_bytes_include_the_projection_pass) {
   EXPECT_EQ(r->counted_bytes(), static_cast<std::int64_t>(attention_only + model_linformer_projection_bytes(p)));
   // 2 KV heads x (2 x 83 x 83 x 4 (E, F) + 2 x 83 x 32 x 4 (K, V) + 2 x 83 x 32 x 4 (K-bar, V-bar))
   EXPECT_EQ(model_linformer_projection_bytes(p), 2.0 * (2 * 83 * 83 * 4 + 4 * 83 * 32 * 4));
+}
+
+}  // namespace
+
+namespace {
+
+problem masked(problem p, const char* mask) {
+  p.mask = parse_mask(mask);
+  validate(p);
+  return p;
+}
+
+host_inputs scaled_inputs(const problem& p, std::uint64_t seed, float qk_scale) {
+  host_inputs in = make_inputs(p, seed);
+  for (float& x : in.q) x *= qk_scale;
+  for (float& x : in.k) x *= qk_scale;
+  return in;
+}
+
+const std::vector<problem>& performer_shapes() {
+  static const std::vector<problem> s = {shape(2, 2, 37, 37, 16),
+                                         masked(shape(2, 2, 37, 37, 16), "causal"),
+                                         shape(3, 1, 1, 70, 16),
+                                         masked(shape(3, 1, 1, 70, 16), "causal"),  // Nq = 1, GQA 3:1
+                                         masked(shape(4, 2, 83, 50, 8), "causal"),  // rows without keys
+                                         masked(shape(2, 1, 50, 83, 32, 32), "causal"),
+                                         shape(2, 1, 50, 83, 32, 32),
+                                         masked(shape(2, 2, 64, 64, 64, 64), "causal")};
+  return s;
+}
+
+TEST(performer, matches_the_fp64_performer_on_every_shape) {
+  const variant& v = *find_variant("performer", backend_kind::cpu);
+  for (const problem& p : performer_shapes()) {
+    ASSERT_TRUE(v.supports(p).ok) << v.benchmark_name(p);
+    auto r = v.make(p);
+    const error_report e = check(*r, make_inputs(p, 21), attention_math::performer);
+    EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2 << ", nonfinite " << e.nonfinite;
+  }
+}
+
+// Large |q|, |k| (x 10: |x~|^2 / 2 ~ 200 at d = 16) underflow every exp(omega^T x~ - |x~|^2 / 2)
+// in fp32 unless the stabilisers take the max out: the stabilised kernel still matches
+// fp64, the kernel without them fails the same check (0 / 0).
+TEST(performer, control_without_stabilisers_fails_the_check) {
+  for (const problem& p : {shape(2, 1, 40, 70, 16), masked(shape(2, 1, 40, 70, 16), "causal")}) {
+    const host_inputs in = scaled_inputs(p, 22, 10.0f);
+    auto good = cpu::make_performer_runner(p, false);
+    auto bad = cpu::make_performer_runner(p, false, cpu::planted_defect::performer_no_stabiliser);
+    const error_report g = check(*good, in, attention_math::performer);
+    EXPECT_TRUE(g.ok(1e-5)) << to_string(p.mask) << ": rel_l2 " << g.rel_l2 << ", nonfinite " << g.nonfinite;
+    EXPECT_FALSE(check(*bad, in, attention_math::performer).ok(1e-5)) << to_string(p.mask);
+  }
+}
+
+// omega: rows of one block of d orthogonal, across blocks not; every row non-zero.
+TEST(performer, features_are_block_orthogonal) {
+  const std::int64_t d = 16, m = 256;
+  const std::vector<float> w = make_performer_features(m, d);
+  EXPECT_EQ(w, make_performer_features(m, d));  // seeded, never redrawn
+  auto cosine = [&](std::int64_t f, std::int64_t g) {
+    double fg = 0, ff = 0, gg = 0;
+    for (std::int64_t c = 0; c < d; ++c) {
+      fg += double(w[f * d + c]) * w[g * d + c];
+      ff += double(w[f * d + c]) * w[f * d + c];
+      gg += double(w[g * d + c]) * w[g * d + c];
+    }
+    return std::abs(fg) / std::sqrt(ff * gg);
+  };
+  double within = 0, across = 0;
+  for (std::int64_t f = 0; f < m; ++f)
+    for (std::int64_t g = f + 1; g < m; ++g)
+      (f / d == g / d ? within : across) = std::max(f / d == g / d ? within : across, cosine(f, g));
+  EXPECT_LT(within, 1e-6);
+  EXPECT_GT(across, 0.1);  // control: the test would see non-orthogonal rows
+}
+
+// FAVOR+'s variance grows with |q| |k|: closer to exact attention at a quarter of the norm,
+// and an approximation (not exact) at both.
+TEST(performer, distance_to_exact_attention_shrinks_with_the_norms) {
+  const problem p = shape(2, 2, 40, 90, 16);
+  auto r = find_variant("performer", backend_kind::cpu)->make(p);
+  const double full = check(*r, scaled_inputs(p, 23, 1.0f), attention_math::softmax).rel_l2;
+  const double quarter = check(*r, scaled_inputs(p, 23, 0.25f), attention_math::softmax).rel_l2;
+  EXPECT_LT(quarter, full);
+  EXPECT_GT(quarter, 1e-4);
+}
+
+// Causal Performer on masks it does not define: refused with the mask named.
+TEST(performer, refuses_local_and_global_masks) {
+  const variant& v = *find_variant("performer", backend_kind::cpu);
+  for (const char* m : {"local:4,0", "global:2", "causal+global:3"}) {
+    const support s = v.supports(masked(shape(2, 2, 40, 40, 16), m));
+    EXPECT_FALSE(s.ok) << m;
+    EXPECT_NE(s.reason.find(m), std::string::npos) << s.reason;
+  }
 }
 
 }  // namespace

@@ -230,12 +230,12 @@ TEST(json_output, slug_and_command_line) {
 // not held to a tolerance: far above rel_err, and err_ok still true); an exact row's is null.
 TEST(json_output, approximations_carry_their_distance_to_exact_attention) {
   auto be = make_cpu_backend();
-  const auto configs = tiny(registry(), {"linformer", "flash2"}, "none");
-  ASSERT_EQ(configs.size(), 2u);
+  const auto configs = tiny(registry(), {"linformer", "performer", "flash2"}, "none");
+  ASSERT_EQ(configs.size(), 3u);
   const std::string p = fresh("approx.log.jsonl");
   results_log log(p, false);
   const sweep_totals t = run_sweep(*be, configs, &log, quick_options());
-  EXPECT_EQ(t.ok, 2);
+  EXPECT_EQ(t.ok, 3);
   for (const auto& e : read_results_log(p).entries) {
     ASSERT_EQ(e["status"], "ok") << e["name"];
     EXPECT_TRUE(e["err_ok"].get<bool>()) << e["name"];
