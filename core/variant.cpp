@@ -13,6 +13,7 @@ std::string_view to_string(attention_math m) {
     case attention_math::linear: return "linear";
     case attention_math::linformer: return "linformer";
     case attention_math::performer: return "performer";
+    case attention_math::additive: return "additive";
   }
   return "?";
 }
@@ -30,7 +31,7 @@ std::string_view to_string(tag t) {
     case tag::library: return "library";
     case tag::decode: return "decode";
     case tag::gqa: return "gqa";
-    case tag::approx: return "approx";
+    case tag::comparison: return "comparison";
   }
   return "?";
 }

@@ -25,9 +25,10 @@ std::string_view to_string(backend_kind b);
 // What a variant computes, and so which reference checks it. The approximations of
 // softmax attention (linformer, performer) are checked against the fp64 evaluation of
 // the same approximation (same seeded projections or features); their distance to
-// exact softmax attention is measured beside it, as information.
-enum class attention_math { softmax, linear, linformer, performer };
-inline constexpr int attention_math_count = 4;
+// exact softmax attention is measured beside it, as information. additive: Bahdanau's
+// score v^T tanh(W q + U k) under a softmax, exact, checked against its own fp64 reference.
+enum class attention_math { softmax, linear, linformer, performer, additive };
+inline constexpr int attention_math_count = 5;
 std::string_view to_string(attention_math m);
 // Whether m approximates softmax attention (its entries carry approx_err_vs_exact).
 bool approximates_softmax(attention_math m);
@@ -102,10 +103,11 @@ enum class tag {
   library,   // calls a vendor library
   decode,    // specialised for few queries against long keys
   gqa,       // specialised for grouped KV heads
-  approx,    // approximates softmax attention (the report sets it beside the exact rows)
+  comparison,  // not exact dot-product attention (the approximations, additive scoring): the
+               // report sets it beside the exact rows; sweeps run it only where they name it
 };
 inline constexpr tag all_tags[] = {tag::baseline, tag::unfused, tag::fused, tag::tiled,
-                                   tag::library,  tag::decode,  tag::gqa,   tag::approx};
+                                   tag::library,  tag::decode,  tag::gqa,   tag::comparison};
 std::string_view to_string(tag t);
 
 // Mask features a row accepts (docs/masks.md): a problem's mask needs the

@@ -92,7 +92,8 @@ const reference_all_rows* reference_cache::all_rows(const problem& p, attention_
   const int slot = static_cast<int>(m);
   if (!all_rows_tried_[slot]) {
     all_rows_tried_[slot] = true;
-    if (!approximates_softmax(m) && 2 * reference_fp32_bytes(p) <= free_bytes)
+    const bool has_fp32_twin = m == attention_math::softmax || m == attention_math::linear;
+    if (has_fp32_twin && 2 * reference_fp32_bytes(p) <= free_bytes)
       all_rows_[slot] = std::make_unique<reference_all_rows>(reference_fp32_all_rows(m, in));
   }
   return all_rows_[slot].get();

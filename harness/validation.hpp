@@ -56,8 +56,8 @@ class reference_cache {
   };
   const rows_and_ref& reference(const problem& p, attention_math m);
   // Every row in fp32 on the host (reference_fp32_all_rows) for p and m; null when it
-  // would need more than half of `free_bytes`, or for an approximation (no fp32 twin:
-  // its rows are scanned, and the fp64 sample compared).
+  // would need more than half of `free_bytes`, or for a math other than softmax and linear
+  // (no fp32 twin: its rows are scanned, and the fp64 sample compared).
   const reference_all_rows* all_rows(const problem& p, attention_math m, std::int64_t free_bytes);
   // The rows of p without a visible key, [H * Nq] (kernels/reference/row_check.hpp).
   const std::vector<std::uint8_t>& rows_without_keys(const problem& p);

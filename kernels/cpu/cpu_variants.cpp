@@ -1,7 +1,7 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
 // flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, linformer.cpp,
-// performer.cpp); its model in
+// performer.cpp, additive.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
@@ -38,6 +38,11 @@ std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  //
 std::int64_t linformer_workspace(const problem& p) {
   const problem r = linformer_reduced_problem(p);
   return 4 * (2 * p.Nkv * r.Nkv + 2 * r.kv_elems());
+}
+// W^T, U^T, Q', K'.
+std::int64_t additive_workspace(const problem& p) {
+  const std::int64_t a = additive_width(p);
+  return 4 * a * (2 * p.d + p.B * p.H * p.Nq + p.B * p.Hkv * p.Nkv);
 }
 // omega~, the states (causal: one per chunk), the keys' stabilisers.
 std::int64_t performer_workspace(const problem& p) {
@@ -137,7 +142,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
                  "no mask (E^T K mixes every position)",
       .writes_lse = true,
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_none},
-      .tags = {tag::fused, tag::approx},
+      .tags = {tag::fused, tag::comparison},
       .model = model_linformer,
       .memory_bytes = cpu_memory<true, linformer_workspace>,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_linformer_runner(p, lse); },
@@ -148,10 +153,22 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .summary = "Performer FAVOR+: m = 256 seeded orthogonal positive random features, stabilised; linear attention "
                  "over them (state, or chunked prefix sums when causal)",
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
-      .tags = {tag::fused, tag::approx},
+      .tags = {tag::fused, tag::comparison},
       .model = model_performer,
       .memory_bytes = cpu_memory<false, performer_workspace>,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_performer_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "additive",
+      .math = attention_math::additive,
+      .summary = "Bahdanau additive score v^T tanh(W q + U k) (a = d, seeded), projections once, then an online "
+                 "softmax fused as flash2; tanh on the FPU",
+      .writes_lse = true,
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_all | mask_sparse_terms},
+      .tags = {tag::fused, tag::comparison},
+      .model = model_additive,
+      .memory_bytes = cpu_memory<true, additive_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_additive_runner(p, lse); },
   });
 }
 

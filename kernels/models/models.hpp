@@ -184,4 +184,13 @@ double model_linformer_projection_bytes(const problem& p);
 // intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
 model_figures model_performer(const problem& p);
 
+// ---- additive (additive.cpp) -------------------------------------------------------
+// cpu, Bahdanau's score with width a = additive_width(p): the projection pass (Q, K read,
+// Q' = Q W^T and K' = K U^T written in fp32, W^T and U^T read once per head), then
+// flash2's walk with Q' for Q and K' for K (widths a), v read per query tile. FLOPs:
+// 2 d a per projected row, 3a + 2d per score (q' + k', v . tanh, P V); exps: flash2's
+// softmax exps plus a tanh per width element of every computed score.
+double model_additive_projection_bytes(const problem& p);
+model_figures model_additive(const problem& p);
+
 }  // namespace attnbench

@@ -32,6 +32,7 @@ class splitmix64 {
 constexpr std::uint64_t linformer_e_seed = 0x4c494e46'45000001ull;
 constexpr std::uint64_t linformer_f_seed = 0x4c494e46'46000002ull;
 constexpr std::uint64_t performer_seed = 0x50455246'4f524d01ull;
+constexpr std::uint64_t additive_seed = 0x41444449'54495601ull;
 
 std::vector<float> uniform_matrix(std::int64_t n, std::int64_t k, std::uint64_t seed) {
   splitmix64 g(seed);
@@ -84,6 +85,14 @@ std::vector<float> make_performer_features(std::int64_t m, std::int64_t d) {
     for (std::int64_t c = 0; c < d; ++c) out[f * d + c] = static_cast<float>(nrm * w[f * d + c]);
   }
   return out;
+}
+
+std::int64_t additive_width(const problem& p) { return p.d; }
+
+additive_params make_additive_params(std::int64_t a, std::int64_t d) {
+  // uniform_matrix(n, k) draws with bound 1/sqrt(k): W and U are [a x d], v is [1 x a].
+  return {a, d, uniform_matrix(a, d, additive_seed), uniform_matrix(a, d, additive_seed + 1),
+          uniform_matrix(1, a, additive_seed + 2)};
 }
 
 }  // namespace attnbench

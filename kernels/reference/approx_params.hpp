@@ -1,5 +1,6 @@
 // The fixed, seeded parameters of the approximate attention rows (docs/approximations.md):
-// Linformer's projections E and F and Performer's random features. The CPU kernels and
+// Linformer's projections E and F and Performer's random features; and those of
+// Bahdanau's additive score (W, U, v). The CPU kernels and
 // the fp64 references take the same float values from here, so a reference evaluates the
 // same approximation the kernel computes, and the distance to exact softmax attention
 // is the approximation's alone. Drawn from splitmix64 (no standard-library
@@ -36,5 +37,15 @@ linformer_projections make_linformer_projections(std::int64_t n, std::int64_t k)
 inline constexpr std::int64_t performer_default_features = 256;
 std::int64_t performer_features(const problem& p);
 std::vector<float> make_performer_features(std::int64_t m, std::int64_t d);
+
+// Bahdanau's additive score e_ij = v^T tanh(W q_i + U k_j): W and U [a x d], v [a], with the
+// attention width a = d; entries uniform in [-1/sqrt(d), 1/sqrt(d)) (W, U: nn.Linear's
+// initialisation) and [-1/sqrt(a), 1/sqrt(a)) (v), from fixed seeds.
+struct additive_params {
+  std::int64_t a = 0, d = 0;
+  std::vector<float> w, u, v;
+};
+std::int64_t additive_width(const problem& p);
+additive_params make_additive_params(std::int64_t a, std::int64_t d);
 
 }  // namespace attnbench

@@ -140,4 +140,49 @@ reference_rows reference_performer(const host_inputs& in, std::span<const std::i
   return out;
 }
 
+reference_rows reference_additive(const host_inputs& in, std::span<const std::int64_t> rows) {
+  const problem& p = in.p;
+  const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size()), a = additive_width(p);
+  const additive_params w = make_additive_params(a, d);
+  auto project = [&](const std::vector<float>& m, const float* x, double* out) {
+    for (std::int64_t c = 0; c < a; ++c) {
+      double s = 0;
+      for (std::int64_t x0 = 0; x0 < d; ++x0) s += double(m[c * d + x0]) * x[x0];
+      out[c] = s;
+    }
+  };
+  reference_rows out{std::vector<double>(n * d, 0.0), std::vector<double>(n)};
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t r = 0; r < n; ++r) {
+    const auto [b, h, i] = split_row(p, rows[r]);
+    const std::int64_t kv = (b * p.Hkv + p.kv_head(h)) * p.Nkv * d;
+    std::vector<double> qp(a), kp(a), s(p.Nkv);
+    project(w.w, in.q.data() + ((b * p.H + h) * p.Nq + i) * d, qp.data());
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < p.Nkv; ++j) {
+      if (!is_visible(p, h, i, j)) continue;
+      project(w.u, in.k.data() + kv + j * d, kp.data());
+      double e = 0;
+      for (std::int64_t c = 0; c < a; ++c) e += double(w.v[c]) * std::tanh(qp[c] + kp[c]);
+      s[j] = e;
+      m = std::max(m, e);
+    }
+    if (m == -std::numeric_limits<double>::infinity()) {  // no visible key: zeros
+      out.lse[r] = m;
+      continue;
+    }
+    double l = 0;
+    double* o = out.o.data() + r * d;
+    for (std::int64_t j = 0; j < p.Nkv; ++j) {
+      if (!is_visible(p, h, i, j)) continue;
+      const double wt = std::exp(s[j] - m);
+      l += wt;
+      for (std::int64_t c = 0; c < d; ++c) o[c] += wt * double(in.v[kv + j * d + c]);
+    }
+    for (std::int64_t c = 0; c < d; ++c) o[c] /= l;
+    out.lse[r] = m + std::log(l);
+  }
+  return out;
+}
+
 }  // namespace attnbench

@@ -37,6 +37,11 @@ reference_rows reference_linformer(const host_inputs& in, std::span<const std::i
 // to i (none: all; causal: j <= i'). Other masks are rejected.
 reference_rows reference_performer(const host_inputs& in, std::span<const std::int64_t> rows);
 
+// Bahdanau additive attention (approx_reference.cpp): q' = W q, k' = U k in fp64 from the
+// same float W, U, v as the kernel, e_ij = v^T tanh(q'_i + k'_j) (no 1/sqrt(d)), then
+// softmax over the visible keys (any interval or sparse mask) and its lse.
+reference_rows reference_additive(const host_inputs& in, std::span<const std::int64_t> rows);
+
 reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows);
 
 }  // namespace attnbench

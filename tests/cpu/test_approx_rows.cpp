@@ -8,6 +8,7 @@
 
 #include "harness/tensors.hpp"
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/models/models.hpp"
 #include "kernels/reference/approx_params.hpp"
 #include "kernels/reference/attention_reference.hpp"
 
@@ -213,6 +214,53 @@ TEST(performer, refuses_local_and_global_masks) {
     EXPECT_FALSE(s.ok) << m;
     EXPECT_NE(s.reason.find(m), std::string::npos) << s.reason;
   }
+}
+
+}  // namespace
+
+namespace {
+
+const std::vector<problem>& additive_shapes() {
+  static const std::vector<problem> s = {shape(1, 1, 1, 70, 16),
+                                         masked(shape(8, 2, 1, 130, 32), "causal"),  // the decoder step
+                                         shape(2, 2, 37, 37, 16),
+                                         masked(shape(2, 2, 37, 37, 16), "causal"),  // Nq = Nkv
+                                         masked(shape(4, 2, 83, 50, 8), "causal"),
+                                         masked(shape(2, 1, 50, 83, 32, 32), "local:5,3+global:2")};
+  return s;
+}
+
+TEST(additive, matches_the_fp64_additive_attention_on_every_shape) {
+  const variant& v = *find_variant("additive", backend_kind::cpu);
+  for (const problem& p : additive_shapes()) {
+    ASSERT_TRUE(v.supports(p).ok) << v.benchmark_name(p);
+    auto r = v.make(p);
+    const error_report e = check(*r, make_inputs(p, 31), attention_math::additive);
+    EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2 << ", nonfinite " << e.nonfinite;
+    EXPECT_LT(e.lse_max_abs, 1e-4) << v.benchmark_name(p);
+  }
+}
+
+// Control: tanh replaced by the identity (the score becomes v^T (W q + U k)) fails the check.
+TEST(additive, control_tanh_as_identity_fails_the_check) {
+  for (const problem& p : {shape(1, 1, 1, 70, 16), masked(shape(2, 2, 37, 37, 16), "causal")}) {
+    auto bad = cpu::make_additive_runner(p, true, cpu::planted_defect::additive_tanh_identity);
+    const error_report e = check(*bad, make_inputs(p, 32), attention_math::additive);
+    EXPECT_FALSE(e.ok(1e-5)) << "rel_l2 " << e.rel_l2;
+  }
+}
+
+// A tanh per width element of every computed score beside the softmax's exps: at a = d the
+// exp roof's count is (d + 1) per score plus the rescales; causal 40 x 40 at d 8 with 16 x 16
+// tiles computes 16 x 16 + 16 x 32 + 8 x 40 = 1088 scores (flash2's walk).
+TEST(additive, exps_count_a_tanh_per_width_element) {
+  problem p = masked(shape(1, 1, 40, 40, 8), "causal");
+  const model_figures f = model_additive(p);
+  EXPECT_EQ(f.exps, model_exps_flash2(p) + 8.0 * 1088);
+  auto r = find_variant("additive", backend_kind::cpu)->make(p);
+  r->set_inputs(make_inputs(p, 33));
+  r->run();
+  EXPECT_EQ(r->counted_exps(), static_cast<std::int64_t>(f.exps));
 }
 
 }  // namespace

@@ -225,7 +225,7 @@ TEST(sweep, presets_cover_every_cpu_variant_and_chart_group) {
   }
   for (const auto& v : registry())
     if (v.backend == backend_kind::cpu) EXPECT_TRUE(runs.count(v.name)) << v.name << " never runs in quick";
-  EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode", "fp8"}));
+  EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode", "fp8", "comparison"}));
 }
 
 // The fp8 groups (issue 16): e4m3 beside bf16 on the same shapes. On the CPU,
