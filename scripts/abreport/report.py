@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import bounds, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline, speedup, tiles
+from . import bounds, comparison, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline, speedup, tiles
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import exp_rate, position
@@ -314,6 +314,7 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
     lines += ["", "## Versus libraries", ""] + _versus_table(ds)
     lines += _accuracy(ds)
     lines += fp8.section(ds)
+    lines += comparison.section(ds)
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:
