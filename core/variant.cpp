@@ -14,8 +14,15 @@ std::string_view to_string(attention_math m) {
     case attention_math::selective_scan: return "selective_scan";
     case attention_math::wkv: return "wkv";
     case attention_math::wkv6: return "wkv6";
+    case attention_math::linformer: return "linformer";
+    case attention_math::performer: return "performer";
+    case attention_math::additive: return "additive";
   }
   return "?";
+}
+
+bool approximates_softmax(attention_math m) {
+  return m == attention_math::linformer || m == attention_math::performer;
 }
 
 std::string_view to_string(tag t) {
@@ -28,6 +35,7 @@ std::string_view to_string(tag t) {
     case tag::decode: return "decode";
     case tag::gqa: return "gqa";
     case tag::scan: return "scan";
+    case tag::comparison: return "comparison";
   }
   return "?";
 }

@@ -22,16 +22,21 @@ namespace attnbench {
 enum class backend_kind { cpu, cuda };
 std::string_view to_string(backend_kind b);
 
-// What a variant computes, and so which reference checks it. The scans (issue 25,
-// docs/alternatives.md) replace attention by a recurrence over the sequence: Mamba-1's
-// selective scan, RWKV-4's WKV and RWKV-6's matrix-state WKV, on the attention problem of the
-// same width.
-enum class attention_math { softmax, linear, selective_scan, wkv, wkv6 };
+// What a variant computes, and so which reference checks it. The scans (docs/alternatives.md)
+// replace attention by a recurrence over the sequence: Mamba-1's selective scan, RWKV-4's WKV and
+// RWKV-6's matrix-state WKV, on the attention problem of the same width. The approximations of
+// softmax attention (linformer, performer) are checked against the fp64 evaluation of the same
+// approximation (same seeded projections or features); their distance to exact softmax
+// attention is measured beside it, as information. additive: Bahdanau's score
+// v^T tanh(W q + U k) under a softmax, exact, checked against its own fp64 reference.
+enum class attention_math { softmax, linear, selective_scan, wkv, wkv6, linformer, performer, additive };
 std::string_view to_string(attention_math m);
-inline constexpr int attention_math_count = 5;
+inline constexpr int attention_math_count = 8;
 constexpr bool is_scan(attention_math m) {
   return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6;
 }
+// Whether m approximates softmax attention (its entries carry approx_err_vs_exact).
+bool approximates_softmax(attention_math m);
 
 struct support {
   bool ok = true;
@@ -111,11 +116,13 @@ enum class tag {
   library,   // calls a vendor library
   decode,    // specialised for few queries against long keys
   gqa,       // specialised for grouped KV heads
-  scan,      // a recurrence in place of attention (docs/alternatives.md): runs only where a group
-             // names it (tag:scan or its name), not among "every row"
+  scan,        // a recurrence in place of attention (docs/alternatives.md): runs only where a group
+               // names it (tag:scan or its name), not among "every row"
+  comparison,  // not exact dot-product attention (the approximations, additive scoring): the
+               // report sets it beside the exact rows; sweeps run it only where they name it
 };
-inline constexpr tag all_tags[] = {tag::baseline, tag::unfused, tag::fused, tag::tiled,
-                                   tag::library,  tag::decode,  tag::gqa,   tag::scan};
+inline constexpr tag all_tags[] = {tag::baseline, tag::unfused, tag::fused, tag::tiled,     tag::library,
+                                   tag::decode,   tag::gqa,     tag::scan,  tag::comparison};
 std::string_view to_string(tag t);
 
 // Mask features a row accepts (docs/masks.md): a problem's mask needs the

@@ -50,6 +50,9 @@ std::string entry_schema_error(const json& e) {
   // Issue 16's fields, absent from older files (and peers' entries): checked when present.
   if (e.contains("e2e_rel_err") && !(e["e2e_rel_err"].is_number() || e["e2e_rel_err"].is_null()))
     return missing_or(e, "e2e_rel_err", "a number or null");
+  // The distance of an approximation to exact attention, absent from older files.
+  if (e.contains("approx_err_vs_exact") && !(e["approx_err_vs_exact"].is_number() || e["approx_err_vs_exact"].is_null()))
+    return missing_or(e, "approx_err_vs_exact", "a number or null");
   // Issue 23's exps, absent from older files: a non-negative number or null when present.
   if (e.contains("exps") && !(e["exps"].is_null() || (e["exps"].is_number() && e["exps"].get<double>() >= 0)))
     return missing_or(e, "exps", "a non-negative number or null");

@@ -127,6 +127,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["checked_rows"] = m.val.checked_rows;
     e["tolerance"] = m.val.tolerance;
     e["err_ok"] = m.val.err_ok;
+    e["approx_err_vs_exact"] = number_or_null(m.val.approx_err_vs_exact);
   } else {
     e["rel_err"] = nullptr;
     e["e2e_rel_err"] = nullptr;
@@ -135,6 +136,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["checked_rows"] = 0;
     e["tolerance"] = sweep_tolerance(p.type);
     e["err_ok"] = nullptr;
+    e["approx_err_vs_exact"] = nullptr;
   }
   // The check of every output (issue 30): rows_total and row_tolerance always; the rest
   // once validated (also for an entry that failed on bad output elements).

@@ -80,6 +80,28 @@ void add_train_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t 
   s.groups.push_back(group("train", train));
 }
 
+// The comparison section (docs/approximations.md): the comparison rows beside the exact
+// CPU rows on the same problems, dense (seq x seq, `heads` heads, under `masks`) and the
+// decoder step (Nq = 1 against nkv keys, no mask). On cuda the exact fused rows run these small
+// shapes (the comparison rows are CPU only).
+void add_comparison_groups(sweep_spec& s, std::int64_t seq, std::int64_t heads, std::vector<mask_spec> masks,
+                           std::int64_t nkv, std::int64_t decode_heads) {
+  sweep_axes dense;
+  dense.variant = {"tag:comparison", "tag:fused"};  // the exact fused rows: flash1, flash2, linear
+  dense.seq = {seq};
+  dense.heads = {heads};
+  dense.head_dim = {64};
+  dense.mask = std::move(masks);
+  s.groups.push_back(group("comparison", dense));
+  sweep_axes step = dense;
+  step.seq = {};
+  step.nq = {1};
+  step.nkv = {nkv};
+  step.heads = {decode_heads};
+  step.mask = {m("none")};
+  s.groups.push_back(group("comparison", step));
+}
+
 // quick: every chart on 2 CPU cores in <= 3 minutes (measured in the README).
 sweep_spec quick() {
   sweep_spec s{"quick", {}};
@@ -133,6 +155,8 @@ sweep_spec quick() {
   add_fp8_groups(s, {1024}, 1, 8, {1024, 4096, 16384});
   add_alternatives_group(s, {256, 1024, 4096}, 4);
   add_train_group(s, {1024}, 1, 8);
+  // ~0.4 s a configuration on 2 cores: 10 runs (the causal comparison is in full).
+  add_comparison_groups(s, 512, 2, {m("none")}, 2048, 4);
   return s;
 }
 
@@ -197,6 +221,7 @@ sweep_spec full() {
   add_fp8_groups(s, {1024, 4096}, 2, 16, {1024, 2048, 4096, 8192, 16384});
   add_alternatives_group(s, {1024, 2048, 4096, 8192, 16384, 32768, 65536}, 16);
   add_train_group(s, {1024, 2048, 4096, 8192}, 2, 16);
+  add_comparison_groups(s, 2048, 8, {m("none"), m("causal")}, 16384, 8);
   return s;
 }
 

@@ -6,7 +6,10 @@
 //    otherwise (kernels/reference/row_check.hpp, kernels/reference/reference_fp32.hpp);
 //  - sampled rows against two fp64 references: on the rounded inputs the kernel was
 //    given (its own error, rel_err, held to the dtype's tolerance) and on the fp32
-//    originals they were rounded from (the end-to-end error of the dtype, e2e_rel_err).
+//    originals they were rounded from (the end-to-end error of the dtype, e2e_rel_err);
+//  - an approximation of softmax attention (approximates_softmax): the same sampled rows
+//    against exact fp64 softmax attention, approx_err_vs_exact, reported and never held
+//    to a tolerance.
 // A bad element fails the entry (validation_failure); the worst row's error is held to
 // row_tolerance. Inputs and references are cached so that the variants, tiles and
 // masks of one shape share them.
@@ -53,7 +56,8 @@ class reference_cache {
   };
   const rows_and_ref& reference(const problem& p, attention_math m);
   // Every row in fp32 on the host (reference_fp32_all_rows) for p and m; null when it
-  // would need more than half of `free_bytes` (then only the fp64 sample is compared).
+  // would need more than half of `free_bytes`, or for a math other than softmax and linear
+  // (no fp32 twin: its rows are scanned, and the fp64 sample compared).
   const reference_all_rows* all_rows(const problem& p, attention_math m, std::int64_t free_bytes);
   // The fp64 gradients (pass bwd / fwd_bwd, docs/backward.md) on inputs(p): sampled query
   // rows (dQ) and key rows (dK, dV; each needs every query row's statistics).

@@ -37,9 +37,12 @@ std::vector<const variant*> select_variants(const std::vector<std::string>& item
   auto add = [&](const variant& r) {
     if (r.backend == backend && std::find(out.begin(), out.end(), &r) == out.end()) out.push_back(&r);
   };
-  if (items.empty())  // every row but the scans, which a group names (core/variant.hpp)
+  // No items: every row of the backend but the scans (docs/alternatives.md) and the comparison
+  // rows, which cost more per configuration (additive: a tanh per width element of every score;
+  // Performer's fp64 reference: Nkv m d per KV head) and answer another question; groups name them.
+  if (items.empty())
     for (const auto& r : rows)
-      if (!r.has(tag::scan)) add(r);
+      if (!r.has(tag::scan) && !r.has(tag::comparison)) add(r);
   for (const auto& item : items) {
     if (item.starts_with(tag_prefix)) {
       const tag t = parse_tag_item(item);

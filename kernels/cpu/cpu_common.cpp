@@ -125,6 +125,13 @@ ATTNBENCH_CLONES void elu1(float* x, std::int64_t n, exp_counter& exps) {
   for (std::int64_t j = 0; j < n; ++j) x[j] = x[j] > 0 ? x[j] + 1.0f : exp_approx(x[j]);
 }
 
+ATTNBENCH_CLONES float tanh_score(const float* q, const float* k, const float* v, std::int64_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t c = 0; c < n; ++c) s += v[c] * (1.0f - 2.0f / (exp_approx(2.0f * (q[c] + k[c])) + 1.0f));
+  return s;
+}
+
 ATTNBENCH_CLONES float sum(const float* x, std::int64_t n) {
   float s = 0;
 #pragma omp simd reduction(+ : s)

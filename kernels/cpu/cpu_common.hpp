@@ -106,6 +106,11 @@ void scale(float* x, std::int64_t n, float a);
 // x[j] = elu(x[j]) + 1. n exps (vectorised: the exp of every element, then a select).
 void elu1(float* x, std::int64_t n, exp_counter& exps);
 float sum(const float* x, std::int64_t n);
+// Bahdanau's score: sum_c v[c] tanh(q[c] + k[c]), tanh(x) = 1 - 2 / (exp(2x) + 1) on the
+// FPU (exp_approx, saturating to +-1). n exps, which the caller counts (once per tile: a
+// count per score costs a thread lookup each) as the exp roof counts tanh: one
+// multi-function op each (a GPU's tanh.approx, like its ex2.approx).
+float tanh_score(const float* q, const float* k, const float* v, std::int64_t n);
 // x[j] = bf16(x[j]) (round to nearest even; infinities and NaN unchanged): O
 // written in bf16 (output_dtype of bf16 and e4m3), kept as floats.
 void round_bf16(float* x, std::int64_t n);
@@ -203,5 +208,15 @@ std::unique_ptr<runner> make_selective_scan_runner(const problem& p, bool writes
                                                    scan_fault fault = scan_fault::none);
 std::unique_ptr<runner> make_wkv_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
 std::unique_ptr<runner> make_wkv6_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
+
+// Defects a test plants in the approximation kernels (the negative controls of their
+// reference checks); the rows run `none`.
+enum class planted_defect { none, linformer_projection_transposed, performer_no_stabiliser, additive_tanh_identity };
+std::unique_ptr<runner> make_linformer_runner(const problem& p, bool writes_lse,
+                                              planted_defect defect = planted_defect::none);
+std::unique_ptr<runner> make_performer_runner(const problem& p, bool writes_lse,
+                                              planted_defect defect = planted_defect::none);
+std::unique_ptr<runner> make_additive_runner(const problem& p, bool writes_lse,
+                                             planted_defect defect = planted_defect::none);
 
 }  // namespace attnbench::cpu

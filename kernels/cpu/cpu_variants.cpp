@@ -1,10 +1,12 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, selective_scan.cpp, wkv.cpp, wkv6.cpp); its model in
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, selective_scan.cpp, wkv.cpp, wkv6.cpp,
+// linformer.cpp, performer.cpp, additive.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/reference/approx_params.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnbench {
@@ -32,6 +34,21 @@ std::int64_t expand_workspace(const problem& p) {
   return score_bytes(p) + 2 * 4 * p.B * p.H * p.Nkv * p.d;
 }
 std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  // l, m
+// E and F, then K-bar and V-bar.
+std::int64_t linformer_workspace(const problem& p) {
+  const problem r = linformer_reduced_problem(p);
+  return 4 * (2 * p.Nkv * r.Nkv + 2 * r.kv_elems());
+}
+// W^T, U^T, Q', K'.
+std::int64_t additive_workspace(const problem& p) {
+  const std::int64_t a = additive_width(p);
+  return 4 * a * (2 * p.d + p.B * p.H * p.Nq + p.B * p.Hkv * p.Nkv);
+}
+// omega~, the states (causal: one per chunk), the keys' stabilisers.
+std::int64_t performer_workspace(const problem& p) {
+  const std::int64_t m = performer_features(p), states = p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1;
+  return 4 * (p.d * m + (m * p.d + m) * p.B * p.Hkv * states + p.B * p.Hkv);
+}
 std::int64_t linear_workspace(const problem& p) {
   return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
          (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
@@ -215,6 +232,41 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = cpu_model<model_flops_wkv6, model_bytes_wkv6, model_exps_wkv6, model_flops_wkv6>,
       .memory_bytes = wkv6_memory,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv6_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "linformer",
+      .math = attention_math::linformer,
+      .summary = "Linformer: K-bar = E^T K, V-bar = F^T V (seeded n x k, k = min(256, Nkv)), flash2 over k keys; "
+                 "no mask (E^T K mixes every position)",
+      .writes_lse = true,
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none},
+      .tags = {tag::fused, tag::comparison},
+      .model = model_linformer,
+      .memory_bytes = cpu_memory<true, linformer_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_linformer_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "performer",
+      .math = attention_math::performer,
+      .summary = "Performer FAVOR+: m = 256 seeded orthogonal positive random features, stabilised; linear attention "
+                 "over them (state, or chunked prefix sums when causal)",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
+      .tags = {tag::fused, tag::comparison},
+      .model = model_performer,
+      .memory_bytes = cpu_memory<false, performer_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_performer_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "additive",
+      .math = attention_math::additive,
+      .summary = "Bahdanau additive score v^T tanh(W q + U k) (a = d, seeded), projections once, then an online "
+                 "softmax fused as flash2; tanh on the FPU",
+      .writes_lse = true,
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_all | mask_sparse_terms},
+      .tags = {tag::fused, tag::comparison},
+      .model = model_additive,
+      .memory_bytes = cpu_memory<true, additive_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_additive_runner(p, lse); },
   });
 }
 

@@ -207,5 +207,33 @@ model_figures model_naive_backward_cpu(const problem& p);
 model_figures model_flash2_backward_cpu(const problem& p);
 // A row's figures at p.pass: `fwd` (the forward's), bwd(p), or their sum (fwd_bwd).
 model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&));
+// ---- linformer (linformer.cpp) ------------------------------------------------------
+// The problem flash2 runs after the projections: Nkv = k = linformer_k(p), no mask.
+problem linformer_reduced_problem(const problem& p);
+// cpu: the projection pass per (batch, KV head) (E, F, K, V read once, K-bar and V-bar
+// written once in fp32; 2 Nkv k d FLOPs per product), then flash2's figures on the
+// reduced problem. Useful FLOPs = the projections + 4 d per (query, projected key) pair.
+model_figures model_linformer(const problem& p);
+// The projection pass's share of the bytes.
+double model_linformer_projection_bytes(const problem& p);
+
+// ---- performer (performer.cpp) -----------------------------------------------------
+// cpu, m = performer_features(p) random features per (batch, KV head):
+// non-causal: key pass A (K read, U = K omega~^T: the stabiliser, a max over every key
+// and feature), key pass B (K, V read again, phi(K) = exp(U - |k~|^2/2 - s), state
+// S = phi(K)^T V and z written, m (d + 1) fp32), output pass per query tile (state read,
+// Q read, phi(Q), O written). Causal: pass B writes the exclusive prefix state of each
+// key chunk that holds a query row; the output pass per chunk adds the masked
+// intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
+model_figures model_performer(const problem& p);
+
+// ---- additive (additive.cpp) -------------------------------------------------------
+// cpu, Bahdanau's score with width a = additive_width(p): the projection pass (Q, K read,
+// Q' = Q W^T and K' = K U^T written in fp32, W^T and U^T read once per head), then
+// flash2's walk with Q' for Q and K' for K (widths a), v read per query tile. FLOPs:
+// 2 d a per projected row, 3a + 2d per score (q' + k', v . tanh, P V); exps: flash2's
+// softmax exps plus a tanh per width element of every computed score.
+double model_additive_projection_bytes(const problem& p);
+model_figures model_additive(const problem& p);
 
 }  // namespace attnbench

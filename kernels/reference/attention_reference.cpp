@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <stdexcept>
 
 #include "core/mask.hpp"
 
@@ -88,6 +89,20 @@ reference_rows reference_linear(const host_inputs& in, std::span<const std::int6
       for (std::int64_t c = 0; c < d; ++c) o[c] /= den;
   }
   return out;
+}
+
+reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows) {
+  switch (m) {
+    case attention_math::softmax: return reference_softmax(in, rows);
+    case attention_math::linear: return reference_linear(in, rows);
+    case attention_math::selective_scan: return reference_selective_scan(in, rows);
+    case attention_math::wkv: return reference_wkv(in, rows);
+    case attention_math::wkv6: return reference_wkv6(in, rows);
+    case attention_math::linformer: return reference_linformer(in, rows);
+    case attention_math::performer: return reference_performer(in, rows);
+    case attention_math::additive: return reference_additive(in, rows);
+  }
+  throw std::logic_error("reference_for: unknown attention_math");
 }
 
 }  // namespace attnbench

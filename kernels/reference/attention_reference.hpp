@@ -30,16 +30,24 @@ reference_rows reference_selective_scan(const host_inputs& in, std::span<const s
 reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
 
-inline reference_rows reference_for(attention_math m, const host_inputs& in,
-                                    std::span<const std::int64_t> rows) {
-  switch (m) {
-    case attention_math::softmax: return reference_softmax(in, rows);
-    case attention_math::linear: return reference_linear(in, rows);
-    case attention_math::selective_scan: return reference_selective_scan(in, rows);
-    case attention_math::wkv: return reference_wkv(in, rows);
-    case attention_math::wkv6: return reference_wkv6(in, rows);
-  }
-  return {};
-}
+
+// Linformer (approx_reference.cpp): K-bar = E^T K and V-bar = F^T V in fp64 from the same
+// float E and F as the kernel (approx_params.hpp), then softmax(q K-bar^T / sqrt(d)) V-bar
+// over the k projected keys, with its lse. Masks other than none are rejected.
+reference_rows reference_linformer(const host_inputs& in, std::span<const std::int64_t> rows);
+
+// Performer FAVOR+ (approx_reference.cpp): positive random features of the same float
+// omega as the kernel, phi(x) = exp(omega^T x~ - |x~|^2 / 2) / sqrt(m), x~ = d^-1/4 x, in
+// fp64 without stabilisers (they cancel in the ratio), then
+// O_i = sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j) over the keys visible
+// to i (none: all; causal: j <= i'). Other masks are rejected.
+reference_rows reference_performer(const host_inputs& in, std::span<const std::int64_t> rows);
+
+// Bahdanau additive attention (approx_reference.cpp): q' = W q, k' = U k in fp64 from the
+// same float W, U, v as the kernel, e_ij = v^T tanh(q'_i + k'_j) (no 1/sqrt(d)), then
+// softmax over the visible keys (any interval or sparse mask) and its lse.
+reference_rows reference_additive(const host_inputs& in, std::span<const std::int64_t> rows);
+
+reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows);
 
 }  // namespace attnbench

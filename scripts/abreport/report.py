@@ -8,8 +8,8 @@ import os
 from collections import Counter
 from typing import Optional
 
-from . import (alternatives, bounds, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured, roofline,
-               speedup, tiles, training)
+from . import (alternatives, bounds, comparison, density, fp8, fp8_chart, gqa_decode, html_report, model_vs_measured,
+               roofline, speedup, tiles, training)
 from .chart import Built
 from .data import Dataset, Entry, dtype_order
 from .roofs import exp_rate, position
@@ -322,6 +322,7 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
     lines += fp8.section(ds)
     lines += alternatives.section(ds)
     lines += training.section(ds)
+    lines += comparison.section(ds)
     lines += _kernel_resources(ds)
     lines += ["", "## Charts", ""]
     for c in built.charts:

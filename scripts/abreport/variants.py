@@ -36,7 +36,7 @@ class VariantRow:
 
     name: str
     backend: str
-    math: str  # softmax | linear
+    math: str  # softmax | linear | linformer | performer | additive
     summary: str
     writes_lse: bool
     tags: tuple[str, ...]

@@ -67,8 +67,10 @@ TEST_P(counted_exps, equal_the_model) {
           ++checked;
           masks.insert(mask);
         }
-  EXPECT_GE(checked, 20) << v.name;
-  EXPECT_GE(masks.size(), 2u) << v.name;
+  // A row that takes no mask runs the 16 unmasked shapes only.
+  const bool unmasked_only = v.caps.masks == mask_none;
+  EXPECT_GE(checked, unmasked_only ? 16 : 20) << v.name;
+  EXPECT_GE(masks.size(), unmasked_only ? 1u : 2u) << v.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(registry, counted_exps, ::testing::ValuesIn(cpu_variant_names()),

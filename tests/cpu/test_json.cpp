@@ -225,3 +225,26 @@ TEST(json_output, slug_and_command_line) {
   char* argv[] = {a0, a1, a2};
   EXPECT_EQ(join_command_line(3, argv), "attnbench --mask 'local:1,1 x'");
 }
+
+// An approximation's entry carries its distance to exact softmax attention (information,
+// not held to a tolerance: far above rel_err, and err_ok still true); an exact row's is null.
+TEST(json_output, approximations_carry_their_distance_to_exact_attention) {
+  auto be = make_cpu_backend();
+  const auto configs = tiny(registry(), {"linformer", "performer", "flash2"}, "none");
+  ASSERT_EQ(configs.size(), 3u);
+  const std::string p = fresh("approx.log.jsonl");
+  results_log log(p, false);
+  const sweep_totals t = run_sweep(*be, configs, &log, quick_options());
+  EXPECT_EQ(t.ok, 3);
+  for (const auto& e : read_results_log(p).entries) {
+    ASSERT_EQ(e["status"], "ok") << e["name"];
+    EXPECT_TRUE(e["err_ok"].get<bool>()) << e["name"];
+    if (e["variant"] == "flash2") {
+      EXPECT_TRUE(e["approx_err_vs_exact"].is_null()) << e["name"];
+    } else {
+      ASSERT_TRUE(e["approx_err_vs_exact"].is_number()) << e["name"];
+      EXPECT_GT(e["approx_err_vs_exact"].get<double>(), 1e3 * e["tolerance"].get<double>()) << e["name"];
+      EXPECT_LT(e["rel_err"].get<double>(), e["tolerance"].get<double>()) << e["name"];
+    }
+  }
+}

@@ -226,7 +226,7 @@ TEST(sweep, presets_cover_every_cpu_variant_and_chart_group) {
   for (const auto& v : registry())
     if (v.backend == backend_kind::cpu) EXPECT_TRUE(runs.count(v.name)) << v.name << " never runs in quick";
   EXPECT_EQ(groups, (std::set<std::string>{"seq", "tiles", "masks", "density", "gqa", "decode", "fp8", "alternatives",
-                                           "train"}));
+                                           "comparison", "train"}));
 }
 
 // The train groups: every CPU row claiming bwd runs bwd and fwd_bwd in quick

@@ -1,6 +1,7 @@
 // The variant axis: row names and tag:<tag> selectors, checked in one place.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "harness/cli.hpp"
@@ -116,4 +117,14 @@ TEST(variant_select, presets_name_no_variants) {
   for (const auto& c : expand(make_preset("quick"), registry(), backend_kind::cpu))
     if (c.group == "tiles") tiles.insert(c.row->name);
   EXPECT_EQ(tiles, (std::set<std::string>{"flash1", "flash2", "sparse"}));
+}
+
+// Without items, every row of the backend but the comparison rows; tag:comparison names them
+// (control: the same selection with the tag finds rows, so the default leaves something out).
+TEST(variant_select, default_leaves_the_comparison_rows_to_groups_that_name_them) {
+  const auto all = names(select_variants({}, registry(), backend_kind::cpu));
+  const auto comparison = names(select_variants({"tag:comparison"}, registry(), backend_kind::cpu));
+  EXPECT_EQ(comparison, (std::vector<std::string>{"linformer", "performer", "additive"}));
+  for (const auto& n : comparison) EXPECT_EQ(std::count(all.begin(), all.end(), n), 0) << n;
+  EXPECT_EQ(std::count(all.begin(), all.end(), std::string("flash2")), 1);
 }
