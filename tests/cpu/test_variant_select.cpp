@@ -77,7 +77,7 @@ TEST(variant_select, unknown_tags_and_names_are_input_errors) {
     EXPECT_NE(m.find("'tag:frob'"), std::string::npos) << m;
     for (tag t : all_tags) EXPECT_NE(m.find(to_string(t)), std::string::npos) << m;
   }
-  EXPECT_EQ(std::size(all_tags), 8u);
+  EXPECT_EQ(std::size(all_tags), 9u);
   EXPECT_EQ(parse_tag_item("tag:gqa"), tag::gqa);
   EXPECT_THROW(parse_variant_item(""), input_error);
   EXPECT_EQ(parse_variant_item("flash2"), "flash2");  // names are checked against the rows
