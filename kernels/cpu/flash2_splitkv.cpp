@@ -29,6 +29,7 @@
 
 #include "kernels/cpu/exp_approx.hpp"
 #include "kernels/cpu/tile_gemm.hpp"
+#include "kernels/cpu/tile_softmax.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -258,10 +259,19 @@ void splitkv_forward(const problem& p, const cuda::flash2_plan& plan, const spli
       // packed row r: query (r0 + r) / pack of head hkv * pack + (r0 + r) % pack
       auto query = [&](std::int64_t r) { return (r0 + r) / pack; };
       auto head = [&](std::int64_t r) { return hkv * pack + (r0 + r) % pack; };
+      // From 16 rows on, flash2's layout: Q^T (d x Br), S^T = K Q^T with the rows in the vector
+      // lanes, online_softmax_columns, P V as a TN product (at 32 rows the dot products
+      // above load Q once per multiply-add; flash2's micro-kernel about once per 2.4).
+      const bool lanes_hold_rows = R >= 16;
       if (!ord.empty())
         for (std::int64_t r = 0; r < R; ++r) {
-          load(qb + r * d, a.q + q_offset(p, b, head(r), query(r)), d, bytes, e_in);
-          scale(qb + r * d, d, scale_qk);
+          const float* qrow = a.q + q_offset(p, b, head(r), query(r));
+          if (lanes_hold_rows) {
+            load_transposed(qb + r, Br, qrow, 1, d, bytes, e_in);
+          } else {
+            load(qb + r * d, qrow, d, bytes, e_in);
+            scale(qb + r * d, d, scale_qk);
+          }
         }
       std::fill(m, m + R, neg_inf);
       std::fill(l, l + R, 0.0f);
@@ -281,12 +291,20 @@ void splitkv_forward(const problem& p, const cuda::flash2_plan& plan, const spli
           next_k = a.k + kv_offset(p, b, kv_head, kn * Bc);
           next_floats = kv_tile_cols(g, kn) * d;
         }
-        scores(ks, cols, qb, R, d, s, Bc, pad, vs);
-        if (!tile_fully_visible(g, qr, c0, c0 + cols))
-          for (std::int64_t r = 0; r < R; ++r) mask_row(g, query(r), c0, s + r * Bc, cols, neg_inf);
-        online_softmax_rows(s, cols, Bc, R, m, l, alpha, exps);
-        // acc = diag(alpha) acc + P V
-        pv(s, Bc, vs, R, cols, d, acc, alpha, acc_written, next_k, next_floats);
+        const bool masked = !tile_fully_visible(g, qr, c0, c0 + cols);
+        if (lanes_hold_rows) {
+          tile_gemm(cols, R, d, scale_qk, {ks, d, 1}, qb, Br, s, Br, {});  // S^T = scale K Q^T
+          if (masked)
+            for (std::int64_t r = 0; r < R; ++r) mask_strided(g, head(r), query(r), c0, s + r, Br, cols, neg_inf);
+          exps.add(online_softmax_columns(s, cols, Br, R, m, l, alpha));
+          tile_gemm(R, d, cols, 1.0f, {s, 1, Br}, vs, d, acc, d, {.accumulate = acc_written, .c_row_scale = alpha});
+        } else {
+          scores(ks, cols, qb, R, d, s, Bc, pad, vs);
+          if (masked)
+            for (std::int64_t r = 0; r < R; ++r) mask_row(g, query(r), c0, s + r * Bc, cols, neg_inf);
+          online_softmax_rows(s, cols, Bc, R, m, l, alpha, exps);
+          pv(s, Bc, vs, R, cols, d, acc, alpha, acc_written, next_k, next_floats);  // acc = diag(alpha) acc + P V
+        }
         acc_written = true;
       }
       for (std::int64_t r = 0; r < R; ++r) {
