@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/mask.hpp"
+#include "harness/sweep.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cpu/flash2_splitkv.hpp"
 #include "kernels/cpu/round_dtype.hpp"
@@ -215,6 +216,21 @@ TEST(flash2_splitkv, plan_packs_the_group_and_splits_by_threads) {
   EXPECT_EQ(cpu::splitkv_plan(make_problem(1, 8, 1, 1, 300, 128, dtype::fp32, "causal")).splits, 1);
   EXPECT_EQ(cpu::splitkv_plan(a, 3).splits, 3);
   EXPECT_FALSE(v.supports(make_problem(1, 8, 1, 17, 64, 64, dtype::fp32, "causal")).ok);
+}
+
+// The quick preset's decode group names no row: it runs every row of the backend, this one
+// included, on all 8 of its problems (Hkv H and 1, Nq 1 and 4, Nkv 4k and 16k), named by the
+// tile that runs (Br 16 for G Nq <= 16, 32 for 8 x 4).
+TEST(flash2_splitkv, quick_decode_group_runs_it) {
+  std::set<std::string> names;
+  for (const configuration& c : expand(make_preset("quick"), registry(), backend_kind::cpu))
+    if (c.group == "decode" && c.row->name == "flash2_splitkv") {
+      EXPECT_TRUE(c.sup.ok) << c.name << ": " << c.sup.reason;
+      names.insert(c.name);
+    }
+  EXPECT_EQ(names.size(), 8u);
+  EXPECT_TRUE(names.count("flash2_splitkv/cpu/fp32/B:1/H:8/Hkv:1/Nq:4/Nkv:16384/d:128/mask:causal/Br:32/Bc:64"));
+  EXPECT_TRUE(names.count("flash2_splitkv/cpu/fp32/B:1/H:8/Hkv:8/Nq:1/Nkv:4096/d:128/mask:causal/Br:16/Bc:64"));
 }
 
 // ---- negative controls ------------------------------------------------------------------
