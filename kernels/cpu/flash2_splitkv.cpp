@@ -8,17 +8,19 @@
 // log-sum-exp in fp32, and a merge pass combines them exactly as the CUDA merge kernel
 // (flash2_splitkv_merge.cu): M = max_s lse_s, w_s = exp(lse_s - M),
 // O = sum_s w_s O_s / sum_s w_s, lse = M + log(sum_s w_s).
-// Changed from flash2 (CPU): Q K^T is computed with rows, not keys, in the output
-// (S = Q K^T, R x Bc): each score is a dot product vectorised across d, 16 keys reduced
-// at once by a transpose-add tree, so a tile of 1..16 rows wastes no vector lanes
-// (flash2's S^T = K Q^T puts the rows in the vector lanes: 1 of 16 used at Nq = 1);
-// the softmax runs along the rows (row_max, exp_sub_sum); P V stays a tile_gemm product
-// (rows broadcast, V streamed). Work is split across threads by KV range as well as by
-// (batch, KV group), so Hkv = 1 keeps every thread busy.
+// Changed from flash2 (CPU): below 16 packed rows Q K^T is computed with the rows, not
+// the keys, in the output (S = Q K^T, R x Bc): each score is a dot product vectorised
+// across d, 16 keys reduced at once by a transpose-add tree, so a tile of 1..15 rows
+// wastes no vector lanes (flash2's S^T = K Q^T puts the rows in the vector lanes: 1 of
+// 16 used at Nq = 1); the softmax runs along the rows (row_max, exp_sub_sum) and P V
+// keeps the rows' accumulators in registers while V streams in address order. From 16
+// packed rows on it is flash2's tile step. While the scores read K tile n, V tile n is
+// prefetched into L2, and the next K tile while P V reads V. Work is split across
+// threads by KV range as well as by (batch, KV group), so Hkv = 1 keeps every thread busy.
 // Expected bottleneck: memory. Per key and packed row it executes 2d multiply-adds
 // against 2d * 4 bytes of K/V read once per group: at G * Nq <= 8 well below the FMA
 // rate of a core, so the K/V stream sets the time (the target: >= 70 % of the measured
-// copy bandwidth at Hkv = H).
+// copy bandwidth at Hkv = H). Measured: docs/cpu.md (benchmarks/cpu_decode_vs_torch.py).
 #include "kernels/cpu/flash2_splitkv.hpp"
 
 #include <algorithm>
