@@ -96,6 +96,23 @@ TEST(flash2_splitkv, matches_fp64_over_decode_shapes) {
   EXPECT_TRUE(few_rows && many_rows);
 }
 
+// More packed rows than the largest tile (256): G * Nq = 512 and 1024 rows in 2 and 4 row tiles,
+// each covering a query range of every head of the group.
+TEST(flash2_splitkv, matches_fp64_with_several_row_tiles_per_group) {
+  for (const char* mask : {"causal", "local:3,9", "none"})
+    for (auto [h, nq] : {std::pair{32, 16}, {64, 16}, {48, 11}})
+      for (int splits : {0, 3}) {
+        const problem p = make_problem(1, h, 1, nq, 100, 8, dtype::fp32, mask);
+        const cuda::flash2_plan plan = cpu::splitkv_plan(p, splits);
+        ASSERT_EQ(plan.geometry.Br, 256);
+        const host_inputs in = make_inputs(p, 17);
+        const run_result r = run_splitkv(in, splits);
+        const error_report e = check(in, r.out);
+        EXPECT_TRUE(e.ok(1e-5)) << benchmark_name("flash2_splitkv", "cpu", p) << ": rel_l2 " << e.rel_l2;
+        EXPECT_EQ(r.bytes, static_cast<std::int64_t>(model_flash2_splitkv_cpu(p, plan).bytes));
+      }
+}
+
 // Without AVX-512 (or with the tile products forced to cblas) the scalar scores and
 // tile_gemm's cblas path run instead.
 TEST(flash2_splitkv, matches_fp64_on_the_scalar_path) {
