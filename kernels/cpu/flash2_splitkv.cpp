@@ -125,18 +125,50 @@ __attribute__((target("avx512f"))) void scores16(const float* k, const float* q,
   }
 }
 
+// scores16 at d = 16 NX (64, 128): the query row's NX vectors stay in registers, so each
+// multiply-add loads only K (the loop above loads Q beside it: 2 loads per multiply-add).
+template <int NX>
+__attribute__((target("avx512f"))) void scores16_fixed_d(const float* k, const float* q, std::int64_t rows, float* s,
+                                                         std::int64_t lds, __mmask16 keep, const float* pf) {
+  constexpr int d = 16 * NX;
+  if (pf)
+    for (int x = 0; x < 16 * d; x += 16) _mm_prefetch(reinterpret_cast<const char*>(pf + x), _MM_HINT_T1);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    __m512 qv[NX], acc[16];
+    for (int x = 0; x < NX; ++x) qv[x] = _mm512_loadu_ps(q + r * d + 16 * x);
+#pragma GCC unroll 16
+    for (int t = 0; t < 16; ++t) {
+      __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+      for (int x = 0; x < NX; x += 2) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(k + t * d + 16 * x), qv[x], a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(k + t * d + 16 * x + 16), qv[x + 1], a1);
+      }
+      acc[t] = _mm512_add_ps(a0, a1);
+    }
+    _mm512_mask_storeu_ps(s + r * lds, keep, lane_sums16(acc));
+  }
+}
+
+// The 16-key step for head dim d.
+__attribute__((target("avx512f"))) void scores16_d(const float* k, const float* q, std::int64_t rows, std::int64_t d,
+                                                   float* s, std::int64_t lds, __mmask16 keep, const float* pf) {
+  if (d == 128) return scores16_fixed_d<8>(k, q, rows, s, lds, keep, pf);
+  if (d == 64) return scores16_fixed_d<4>(k, q, rows, s, lds, keep, pf);
+  scores16(k, q, rows, d, s, lds, keep, pf);
+}
+
 // s[r * lds + j] = q_r . k_j; a last group of fewer than 16 keys goes through `pad`
 // (16 x d floats: its keys, then zero rows).
 __attribute__((target("avx512f"))) void scores_avx512(const float* k, std::int64_t cols, const float* q,
                                                       std::int64_t rows, std::int64_t d, float* s, std::int64_t lds,
                                                       float* pad, const float* pf) {
   std::int64_t j = 0;
-  for (; j + 16 <= cols; j += 16) scores16(k + j * d, q, rows, d, s + j, lds, 0xFFFF, pf ? pf + j * d : nullptr);
+  for (; j + 16 <= cols; j += 16) scores16_d(k + j * d, q, rows, d, s + j, lds, 0xFFFF, pf ? pf + j * d : nullptr);
   if (j < cols) {
     const std::int64_t n = cols - j;
     std::copy(k + j * d, k + cols * d, pad);
     std::fill(pad + n * d, pad + 16 * d, 0.0f);
-    scores16(pad, q, rows, d, s + j, lds, static_cast<__mmask16>((1u << n) - 1u), nullptr);
+    scores16_d(pad, q, rows, d, s + j, lds, static_cast<__mmask16>((1u << n) - 1u), nullptr);
   }
 }
 
