@@ -1,11 +1,12 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
-// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, selective_scan.cpp, wkv.cpp, wkv6.cpp,
-// linformer.cpp, performer.cpp, additive.cpp); its model in
+// flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, flash2_splitkv.cpp, selective_scan.cpp, wkv.cpp,
+// wkv6.cpp, linformer.cpp, performer.cpp, additive.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/flash2_splitkv.hpp"
 #include "kernels/reference/approx_params.hpp"
 #include "kernels/registry.hpp"
 
@@ -49,6 +50,7 @@ std::int64_t performer_workspace(const problem& p) {
   const std::int64_t m = performer_features(p), states = p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1;
   return 4 * (p.d * m + (m * p.d + m) * p.B * p.Hkv * states + p.B * p.Hkv);
 }
+std::int64_t splitkv_workspace(const problem& p) { return cpu::splitkv_workspace_bytes(p); }
 std::int64_t linear_workspace(const problem& p) {
   return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
          (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
@@ -267,6 +269,20 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = model_additive,
       .memory_bytes = cpu_memory<true, additive_workspace>,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_additive_runner(p, lse); },
+  });
+  // The CPU twin of cuda:flash2_splitkv: its plan, tile walk, merge and model
+  // (model_tile_walk_cuda over cpu::splitkv_plan); interval masks, as its sibling.
+  rows.push_back({
+      .name = "flash2_splitkv",
+      .summary = "decode (Nq <= 16): GQA heads packed in one tile (K/V read once per group), KV range "
+                 "split over threads, partial O/lse merged; dot products across d",
+      .writes_lse = true,
+      .caps = {.dtypes = {dtype::fp32, dtype::bf16}, .max_nq = 16},
+      .tags = {tag::fused, tag::decode, tag::gqa},
+      .model = [](const problem& p) { return model_flash2_splitkv_cpu(p, cpu::splitkv_plan(p)); },
+      .memory_bytes = cpu_memory<true, splitkv_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_flash2_splitkv_runner(p, lse); },
+      .resolve = cpu::splitkv_geometry,
   });
 }
 

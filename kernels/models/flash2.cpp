@@ -1,5 +1,5 @@
-// FlashAttention-2 family: flash2, sparse, and the CUDA tile walk of flash2_gqa_packed
-// and flash2_splitkv (docs/models.md).
+// FlashAttention-2 family: flash2, sparse, and the tile walk of flash2_gqa_packed and
+// flash2_splitkv (CUDA; flash2_splitkv's CPU twin walks the same tiles) (docs/models.md).
 // Sums run in 64-bit integers and are converted to double once, so they stay exact.
 #include "kernels/models/models.hpp"
 
@@ -126,6 +126,10 @@ model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan)
   const int wn = plan.geometry.Br == cuda::kDecodeBr ? 4 : 1;
   return model_tile_walk_cuda(p, plan, {.rescale_per_row = 4 * wn, .final_per_row = 4 * (wn + 1),
                                         .merge_per_row_split = static_cast<int>(p.d)});
+}
+
+model_figures model_flash2_splitkv_cpu(const problem& p, const cuda::flash2_plan& plan) {
+  return model_tile_walk_cuda(p, plan, {.rescale_per_row = 1, .final_per_row = 0, .merge_per_row_split = 1});
 }
 
 model_figures model_tile_walk_cuda(const problem& p, const cuda::flash2_plan& plan, const walk_exps& x) {

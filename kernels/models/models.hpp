@@ -97,6 +97,11 @@ struct walk_exps {
   int rescale_per_row = 1, final_per_row = 0, merge_per_row_split = 1;
 };
 model_figures model_tile_walk_cuda(const problem& p, const cuda::flash2_plan& plan, const walk_exps& x);
+// cpu flash2_splitkv (kernels/cpu/flash2_splitkv.cpp): the same walk over the CPU plan
+// (cpu::splitkv_plan: pack G, visible walk, packed-row tile, splits from the thread count),
+// bytes counted as the CUDA walk counts them; exps one per score and one rescale per row
+// per visited tile, none after the loop, one merge weight per row and split.
+model_figures model_flash2_splitkv_cpu(const problem& p, const cuda::flash2_plan& plan);
 
 // ---- cudnn_sdpa (cudnn.cpp) ------------------------------------------------------------
 // cuDNN's tiling is closed, so the byte model is the MINIMAL IO of the pass:
