@@ -41,10 +41,10 @@ double gflops(F&& f, double flops) {
 int main() {
   using namespace attnbench::cpu;
   openblas_set_num_threads(1);
-  std::printf("# %s, core %s; tile_gemm: %s; one thread, GFLOP/s\n", openblas_get_config(),
-              openblas_get_corename(), tile_products_description().c_str());
+  std::printf("# %s, core %s; tile_gemm: %s; one thread, GFLOP/s\n", openblas_get_config(), openblas_get_corename(),
+              tile_products_description().c_str());
   std::printf("%-14s %10s %10s %10s %10s\n", "m x n x k", "tile NN", "tile TN", "cblas NN", "cblas NT");
-  const int shapes[][3] = {{64, 64, 64}, {64, 64, 128}, {128, 128, 64}, {128, 128, 128},
+  const int shapes[][3] = {{64, 64, 64},   {64, 64, 128},   {128, 128, 64}, {128, 128, 128},
                            {256, 256, 64}, {256, 256, 128}, {128, 64, 128}, {64, 128, 128}};
   std::mt19937 gen(1);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -56,12 +56,16 @@ int main() {
     const double flops = 2.0 * m * n * k;
     const double nn = gflops([&] { tile_gemm(m, n, k, 1, {a.data(), k, 1}, b.data(), n, c.data(), n, {true}); }, flops);
     const double tn = gflops([&] { tile_gemm(m, n, k, 1, {a.data(), 1, m}, b.data(), n, c.data(), n, {true}); }, flops);
-    const double bnn = gflops([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, a.data(), k, b.data(), n, 1, c.data(), n);
-    }, flops);
-    const double bnt = gflops([&] {  // B as [n x k], the QK^T call
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1, a.data(), k, b.data(), k, 0, c.data(), n);
-    }, flops);
+    const double bnn = gflops(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, a.data(), k, b.data(), n, 1, c.data(), n);
+        },
+        flops);
+    const double bnt = gflops(
+        [&] {  // B as [n x k], the QK^T call
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1, a.data(), k, b.data(), k, 0, c.data(), n);
+        },
+        flops);
     std::printf("%4dx%4dx%4d %10.1f %10.1f %10.1f %10.1f\n", m, n, k, nn, tn, bnn, bnt);
   }
   return 0;

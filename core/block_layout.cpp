@@ -23,16 +23,18 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 // The value of 'key' in numpy's header dict, as written by numpy.save.
 std::string header_value(const std::string& h, const std::string& key, const std::string& path) {
   const auto k = h.find("'" + key + "'");
-  if (k == std::string::npos)
-    throw input_error(fmt::format("layout file '{}': .npy header lacks '{}'", path, key));
+  if (k == std::string::npos) throw input_error(fmt::format("layout file '{}': .npy header lacks '{}'", path, key));
   auto v = h.find(':', k);
   if (v == std::string::npos) throw input_error(fmt::format("layout file '{}': bad .npy header", path));
   ++v;
   while (v < h.size() && h[v] == ' ') ++v;
   std::size_t end = v;
-  if (h[v] == '(') end = h.find(')', v) + 1;
-  else if (h[v] == '\'') end = h.find('\'', v + 1) + 1;
-  else while (end < h.size() && h[end] != ',' && h[end] != '}') ++end;
+  if (h[v] == '(')
+    end = h.find(')', v) + 1;
+  else if (h[v] == '\'')
+    end = h.find('\'', v + 1) + 1;
+  else
+    while (end < h.size() && h[end] != ',' && h[end] != '}') ++end;
   if (end == 0 || end > h.size()) throw input_error(fmt::format("layout file '{}': bad .npy header", path));
   return h.substr(v, end - v);
 }
@@ -40,9 +42,7 @@ std::string header_value(const std::string& h, const std::string& key, const std
 }  // namespace
 
 block_layout parse_block_layout_npy(const std::string& bytes, const std::string& path) {
-  auto bad = [&](const std::string& why) {
-    return input_error(fmt::format("layout file '{}': {}", path, why));
-  };
+  auto bad = [&](const std::string& why) { return input_error(fmt::format("layout file '{}': {}", path, why)); };
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw bad("not a .npy file");
   const int major = static_cast<unsigned char>(bytes[6]);
   std::size_t header_len = 0, start = 0;
@@ -77,7 +77,8 @@ block_layout parse_block_layout_npy(const std::string& bytes, const std::string&
     throw bad(fmt::format("shape {} (expected (rows, cols) or (heads, rows, cols))", shape_text(shape)));
   std::int64_t n = 1;
   for (auto v : shape) {
-    if (v <= 0 || v > (std::int64_t{1} << 24)) throw bad(fmt::format("shape {} has an empty or too large axis", shape_text(shape)));
+    if (v <= 0 || v > (std::int64_t{1} << 24))
+      throw bad(fmt::format("shape {} has an empty or too large axis", shape_text(shape)));
     n *= v;
   }
   const std::size_t data = start + header_len;
@@ -91,7 +92,8 @@ block_layout parse_block_layout_npy(const std::string& bytes, const std::string&
   out.bits.assign(bytes.begin() + data, bytes.end());
   for (std::int64_t e = 0; e < n; ++e)
     if (out.bits[e] > 1)
-      throw bad(fmt::format("value {} at flat index {} (expected 0 or 1)", int(static_cast<std::int8_t>(out.bits[e])), e));
+      throw bad(
+          fmt::format("value {} at flat index {} (expected 0 or 1)", int(static_cast<std::int8_t>(out.bits[e])), e));
   return out;
 }
 

@@ -18,8 +18,7 @@ struct input_error : std::runtime_error {
 // configuration as failed and ends the process.
 struct backend_error : std::runtime_error {
   bool sticky = false;
-  backend_error(const std::string& what, bool is_sticky = false)
-      : std::runtime_error(what), sticky(is_sticky) {}
+  backend_error(const std::string& what, bool is_sticky = false) : std::runtime_error(what), sticky(is_sticky) {}
 };
 
 }  // namespace attnbench

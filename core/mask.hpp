@@ -81,7 +81,8 @@ struct block_permutation {
   static constexpr int rounds = 4;
   std::uint64_t mask = 0, n = 1, mul[rounds] = {}, add[rounds] = {};
   int shift = 1;
-  ATTN_HD block_permutation(std::uint64_t seed, std::int64_t qb, std::int64_t nkb) : n(static_cast<std::uint64_t>(nkb)) {
+  ATTN_HD block_permutation(std::uint64_t seed, std::int64_t qb, std::int64_t nkb)
+      : n(static_cast<std::uint64_t>(nkb)) {
     int bits = 1;
     while ((std::uint64_t{1} << bits) < n) ++bits;
     mask = (std::uint64_t{1} << bits) - 1;
@@ -162,8 +163,8 @@ ATTN_HD inline bool sparse_visible_inline(const problem& p, std::int64_t h, std:
 // is_visible they cost the interval-only kernels registers (flash1: 40 bytes
 // of spills, the CUDA reference 4). A kernel that claims sparse terms calls
 // sparse_visible_inline where it has the registers (flash2: before S = QK^T).
-__device__ __noinline__ inline bool sparse_visible_call(mask_spec m, std::int64_t nq, std::int64_t nkv,
-                                                        std::int64_t h, std::int64_t i, std::int64_t j) {
+__device__ __noinline__ inline bool sparse_visible_call(mask_spec m, std::int64_t nq, std::int64_t nkv, std::int64_t h,
+                                                        std::int64_t i, std::int64_t j) {
   problem p;
   p.Nq = nq;
   p.Nkv = nkv;

@@ -74,9 +74,10 @@ std::int64_t parse_positive(std::string_view s, std::string_view what) {
 // window arithmetic (i + Nkv - Nq + R + 1) far from int64 overflow.
 static void check_mask_param(std::int64_t v, std::string_view what, std::string_view whole) {
   if (v > max_mask_param)
-    throw input_error(fmt::format("bad mask '{}': {} {} exceeds the largest accepted {} (any value "
-                                  ">= Nq + Nkv has the same effect)",
-                                  whole, what, v, max_mask_param));
+    throw input_error(
+        fmt::format("bad mask '{}': {} {} exceeds the largest accepted {} (any value "
+                    ">= Nq + Nkv has the same effect)",
+                    whole, what, v, max_mask_param));
 }
 
 namespace {
@@ -112,7 +113,10 @@ mask_spec parse_mask(std::string_view s) {
   // Terms split at '+', except that layout:b:PATH takes the rest of the string.
   std::vector<std::string_view> terms;
   for (std::string_view rest = s;;) {
-    if (rest.starts_with("layout:")) { terms.push_back(rest); break; }
+    if (rest.starts_with("layout:")) {
+      terms.push_back(rest);
+      break;
+    }
     const auto plus = rest.find('+');
     terms.push_back(rest.substr(0, plus));
     if (plus == std::string_view::npos) break;
@@ -130,13 +134,11 @@ mask_spec parse_mask(std::string_view s) {
   } else if (base.starts_with("local:")) {
     const std::string_view lr = base.substr(6);
     const auto comma = lr.find(',');
-    if (comma == std::string_view::npos)
-      throw input_error(fmt::format("bad mask '{}' (expected local:L,R)", s));
+    if (comma == std::string_view::npos) throw input_error(fmt::format("bad mask '{}' (expected local:L,R)", s));
     m.kind = mask_kind::local;
     m.left = parse_int(lr.substr(0, comma), "local window L", s);
     m.right = parse_int(lr.substr(comma + 1), "local window R", s);
-    if (m.left < 0 || m.right < 0)
-      throw input_error(fmt::format("bad mask '{}': window sizes must be >= 0", s));
+    if (m.left < 0 || m.right < 0) throw input_error(fmt::format("bad mask '{}': window sizes must be >= 0", s));
     check_mask_param(m.left, "local window L", s);
     check_mask_param(m.right, "local window R", s);
     first_term = 1;
@@ -170,8 +172,8 @@ mask_spec parse_mask(std::string_view s) {
       st.random_block = parse_int(v[0], "random block size b", s);
       st.random_count = parse_int(v[1], "random block count r", s);
       if (st.random_block <= 0 || st.random_count <= 0 || st.random_count > max_random_blocks)
-        throw input_error(fmt::format("bad mask term '{}' in '{}': random:b,r needs b > 0 and 0 < r <= {}", term,
-                                      s, max_random_blocks));
+        throw input_error(fmt::format("bad mask term '{}' in '{}': random:b,r needs b > 0 and 0 < r <= {}", term, s,
+                                      max_random_blocks));
       check_mask_param(st.random_block, "random block size b", s);
       if (v.size() == 3) {
         const std::int64_t seed = parse_int(v[2], "random seed", s);
@@ -184,8 +186,7 @@ mask_spec parse_mask(std::string_view s) {
       if (colon == std::string_view::npos || colon + 1 == rest.size())
         throw input_error(fmt::format("bad mask term '{}' in '{}' (expected layout:b:PATH)", term, s));
       st.layout_block = parse_int(rest.substr(0, colon), "layout block size b", s);
-      if (st.layout_block <= 0)
-        throw input_error(fmt::format("bad mask '{}': layout block size b must be > 0", s));
+      if (st.layout_block <= 0) throw input_error(fmt::format("bad mask '{}': layout block size b must be > 0", s));
       check_mask_param(st.layout_block, "layout block size b", s);
       st.layout_id = load_block_layout(std::string(rest.substr(colon + 1)));
       const block_layout& l = block_layout_by_id(st.layout_id);
@@ -201,8 +202,10 @@ mask_spec parse_mask(std::string_view s) {
   }
   if (st.stride > 0 || st.random_block > 0 || st.layout_block > 0) m.sparse = intern_sparse_terms(st);
   if (explicit_none && m.has_sparse())
-    throw input_error(fmt::format("bad mask '{}': 'none' means every key; with strided, random or layout "
-                                  "terms drop it (or use causal or local:L,R)", s));
+    throw input_error(
+        fmt::format("bad mask '{}': 'none' means every key; with strided, random or layout "
+                    "terms drop it (or use causal or local:L,R)",
+                    s));
   if (m.has_random() && m.has_layout() && st.random_block != st.layout_block)
     throw input_error(fmt::format("bad mask '{}': random block size {} differs from layout block size {}", s,
                                   st.random_block, st.layout_block));
@@ -220,9 +223,11 @@ std::string to_string(const mask_spec& m) {
   if (m.global > 0) add(fmt::format("global:{}", m.global));
   if (m.has_strided()) add(fmt::format("strided:{},{}", m.sparse->stride_band, m.sparse->stride));
   if (m.has_random())
-    add(m.sparse->random_seed ? fmt::format("random:{},{},{}", m.sparse->random_block, m.sparse->random_count, m.sparse->random_seed)
-                      : fmt::format("random:{},{}", m.sparse->random_block, m.sparse->random_count));
-  if (m.has_layout()) add(fmt::format("layout:{}:{}", m.sparse->layout_block, block_layout_by_id(m.sparse->layout_id).path));
+    add(m.sparse->random_seed
+            ? fmt::format("random:{},{},{}", m.sparse->random_block, m.sparse->random_count, m.sparse->random_seed)
+            : fmt::format("random:{},{}", m.sparse->random_block, m.sparse->random_count));
+  if (m.has_layout())
+    add(fmt::format("layout:{}:{}", m.sparse->layout_block, block_layout_by_id(m.sparse->layout_id).path));
   return out;
 }
 
@@ -239,8 +244,7 @@ void validate(const problem& p) {
   positive(p.Br, "Br (query tile)");
   positive(p.Bc, "Bc (key tile)");
   auto at_most = [](std::int64_t v, std::int64_t limit, const char* what) {
-    if (v > limit)
-      throw input_error(fmt::format("{} = {} exceeds the largest accepted {}", what, v, limit));
+    if (v > limit) throw input_error(fmt::format("{} = {} exceeds the largest accepted {}", what, v, limit));
   };
   at_most(p.B, max_batch, "B (batch)");
   at_most(p.H, max_heads, "H (query heads)");
@@ -249,10 +253,9 @@ void validate(const problem& p) {
   // Within the limits above the product is below 2^84: exact in 128 bits.
   const __int128 scores = static_cast<__int128>(p.B) * p.H * p.Nq * p.Nkv;
   if (scores > max_score_elems)
-    throw input_error(fmt::format("B*H*Nq*Nkv = {}*{}*{}*{} exceeds the largest accepted {} scores",
-                                  p.B, p.H, p.Nq, p.Nkv, max_score_elems));
-  if (p.H % p.Hkv != 0)
-    throw input_error(fmt::format("H={} is not divisible by Hkv={}", p.H, p.Hkv));
+    throw input_error(fmt::format("B*H*Nq*Nkv = {}*{}*{}*{} exceeds the largest accepted {} scores", p.B, p.H, p.Nq,
+                                  p.Nkv, max_score_elems));
+  if (p.H % p.Hkv != 0) throw input_error(fmt::format("H={} is not divisible by Hkv={}", p.H, p.Hkv));
   if (p.dstate < 1 || p.dstate > max_dstate)
     throw input_error(fmt::format("state size N={} out of range (1 to {})", p.dstate, max_dstate));
   if (p.ngroups < 1 || p.ngroups > max_ngroups)
@@ -261,8 +264,7 @@ void validate(const problem& p) {
     throw input_error(fmt::format("head dim d={} out of range (multiple of 8, at most 256)", p.d));
   for (auto [v, what] : {std::pair{p.Br, "Br"}, std::pair{p.Bc, "Bc"}})
     if (v < 16 || v > 256 || (v & (v - 1)) != 0)
-      throw input_error(
-          fmt::format("tile size {}={} out of range (power of two from 16 to 256)", what, v));
+      throw input_error(fmt::format("tile size {}={} out of range (power of two from 16 to 256)", what, v));
   if (p.mask.left < 0 || p.mask.right < 0 || p.mask.global < 0)
     throw input_error(fmt::format("bad mask '{}'", to_string(p.mask)));
   for (auto [v, what] : {std::pair{p.mask.left, "local window L"}, std::pair{p.mask.right, "local window R"},
@@ -273,19 +275,18 @@ void validate(const problem& p) {
     const std::int64_t b = m.sparse->layout_block, rows = (p.Nq + b - 1) / b, cols = (p.Nkv + b - 1) / b;
     const std::string path = block_layout_by_id(m.sparse->layout_id).path;
     if (m.sparse->layout_rows != rows || m.sparse->layout_cols != cols)
-      throw input_error(fmt::format(
-          "layout file '{}' has {} x {} blocks; b={} with Nq={}, Nkv={} needs (ceil(Nq/b), ceil(Nkv/b)) = "
-          "({}, {})",
-          path, m.sparse->layout_rows, m.sparse->layout_cols, b, p.Nq, p.Nkv, rows, cols));
+      throw input_error(
+          fmt::format("layout file '{}' has {} x {} blocks; b={} with Nq={}, Nkv={} needs (ceil(Nq/b), ceil(Nkv/b)) = "
+                      "({}, {})",
+                      path, m.sparse->layout_rows, m.sparse->layout_cols, b, p.Nq, p.Nkv, rows, cols));
     if (m.sparse->layout_heads != 1 && m.sparse->layout_heads != p.H)
-      throw input_error(fmt::format("layout file '{}' has {} heads; H={} needs 1 or {}", path,
-                                    m.sparse->layout_heads, p.H, p.H));
+      throw input_error(
+          fmt::format("layout file '{}' has {} heads; H={} needs 1 or {}", path, m.sparse->layout_heads, p.H, p.H));
   }
 }
 
-problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,
-                     std::int64_t Nkv, std::int64_t d, dtype t, std::string_view mask, std::int64_t Br,
-                     std::int64_t Bc) {
+problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
+                     std::int64_t d, dtype t, std::string_view mask, std::int64_t Br, std::int64_t Bc) {
   problem p;
   p.B = B;
   p.H = H;

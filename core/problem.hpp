@@ -30,9 +30,9 @@ enum class feature_map : std::uint8_t { elu1 };  // linear attention: phi(x) = e
 
 std::string_view to_string(dtype t);
 dtype parse_dtype(std::string_view s);
-int dtype_bytes(dtype t);                      // of Q, K, V
+int dtype_bytes(dtype t);                                                                     // of Q, K, V
 ATTN_HD constexpr dtype output_dtype(dtype t) { return t == dtype::e4m3 ? dtype::bf16 : t; }  // of O
-int output_bytes(dtype t);                     // dtype_bytes(output_dtype(t))
+int output_bytes(dtype t);  // dtype_bytes(output_dtype(t))
 
 enum class mask_kind { none, causal, local };
 
@@ -73,9 +73,9 @@ struct sparse_terms {
 
 struct mask_spec {
   mask_kind kind = mask_kind::none;
-  std::int64_t left = 0;    // local: keys j >= i' - left are visible
-  std::int64_t right = 0;   // local: keys j <= i' + right are visible
-  std::int64_t global = 0;  // keys j < global see every query; queries i < global see every key
+  std::int64_t left = 0;                 // local: keys j >= i' - left are visible
+  std::int64_t right = 0;                // local: keys j <= i' + right are visible
+  std::int64_t global = 0;               // keys j < global see every query; queries i < global see every key
   const sparse_terms* sparse = nullptr;  // strided / random / layout terms; nullptr: none
 
   ATTN_HD bool has_strided() const { return sparse && sparse->stride > 0; }
@@ -143,9 +143,8 @@ void validate(const problem& p);
 std::string benchmark_name(std::string_view variant, std::string_view backend, const problem& p);
 
 // Builds and validates a problem (tests, tools); throws input_error.
-problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,
-                     std::int64_t Nkv, std::int64_t d, dtype t, std::string_view mask,
-                     std::int64_t Br = 64, std::int64_t Bc = 64);
+problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
+                     std::int64_t d, dtype t, std::string_view mask, std::int64_t Br = 64, std::int64_t Bc = 64);
 
 // Parses a positive integer for option/axis `what`; throws input_error.
 std::int64_t parse_positive(std::string_view s, std::string_view what);

@@ -25,9 +25,7 @@ ATTN_HD inline std::int64_t num_q_tiles(const problem& p) { return ceil_div(p.Nq
 ATTN_HD inline std::int64_t num_kv_tiles(const problem& p) { return ceil_div(p.Nkv, p.Bc); }
 
 // Real query rows of query tile qt and real keys of key tile kt.
-ATTN_HD inline std::int64_t q_tile_rows(const problem& p, std::int64_t qt) {
-  return std::min(p.Br, p.Nq - qt * p.Br);
-}
+ATTN_HD inline std::int64_t q_tile_rows(const problem& p, std::int64_t qt) { return std::min(p.Br, p.Nq - qt * p.Br); }
 ATTN_HD inline std::int64_t kv_tile_cols(const problem& p, std::int64_t kt) {
   return std::min(p.Bc, p.Nkv - kt * p.Bc);
 }
@@ -53,8 +51,7 @@ enum class tile_walk { causal_bound, visible };
 
 // The one tile-visiting function: key tiles (of width p.Bc) that query rows
 // [q0, q1) visit. Ranges need not be aligned to Br (packed GQA tiles).
-ATTN_HD inline tile_spans kv_tiles_for_queries(const problem& p, std::int64_t q0, std::int64_t q1,
-                                               tile_walk walk) {
+ATTN_HD inline tile_spans kv_tiles_for_queries(const problem& p, std::int64_t q0, std::int64_t q1, tile_walk walk) {
   const std::int64_t nt = num_kv_tiles(p);
   const span64 none{nt, nt};
   const std::int64_t g_hi = std::min(nt, ceil_div(std::min(p.mask.global, p.Nkv), p.Bc));
@@ -123,8 +120,8 @@ ATTN_HD inline bool tile_fully_visible(const problem& p, span64 q, std::int64_t 
 // is_visible). Each term's pairs over a rectangle reduce to one interval test,
 // the stride to a multiple of S in an interval of differences i' - j, and the
 // block terms to the (query block, key block) pairs the rectangle meets.
-ATTN_HD inline bool kv_tile_visible(const problem& p, std::int64_t h, std::int64_t q0, std::int64_t q1,
-                                    std::int64_t k0, std::int64_t k1) {
+ATTN_HD inline bool kv_tile_visible(const problem& p, std::int64_t h, std::int64_t q0, std::int64_t q1, std::int64_t k0,
+                                    std::int64_t k1) {
   k1 = std::min(k1, p.Nkv);
   q1 = std::min(q1, p.Nq);
   if (q0 >= q1 || k0 >= k1) return false;
@@ -136,7 +133,8 @@ ATTN_HD inline bool kv_tile_visible(const problem& p, std::int64_t h, std::int64
   const std::int64_t shift = p.Nkv - p.Nq;
   if (m.has_strided()) {
     const std::int64_t lo = std::max<std::int64_t>(0, q0 + shift - (k1 - 1)), hi = (q1 - 1) + shift - k0;
-    if (lo <= hi && (lo <= m.sparse->stride_band || ceil_div(lo, m.sparse->stride) * m.sparse->stride <= hi)) return true;
+    if (lo <= hi && (lo <= m.sparse->stride_band || ceil_div(lo, m.sparse->stride) * m.sparse->stride <= hi))
+      return true;
   }
   if (m.has_random() || m.has_layout()) {
     const std::int64_t b = block_term_size(p);
@@ -192,9 +190,8 @@ inline kv_tile_list make_kv_tile_list(const problem& p, tile_walk walk) {
       std::int32_t n = 0;
       const tile_spans cover = kv_tiles_for_queries(p, q0, q1, walk);
       for (std::int64_t kt = 0; kt < l.kv_tiles; ++kt) {
-        const bool take = walk == tile_walk::visible
-                              ? kv_tile_visible(p, h, q0, q1, kt * p.Bc, (kt + 1) * p.Bc)
-                              : cover.first.contains(kt) || cover.second.contains(kt);
+        const bool take = walk == tile_walk::visible ? kv_tile_visible(p, h, q0, q1, kt * p.Bc, (kt + 1) * p.Bc)
+                                                     : cover.first.contains(kt) || cover.second.contains(kt);
         if (take) l.indices[slot * l.kv_tiles + n++] = static_cast<std::int32_t>(kt);
       }
       l.num[slot] = n;

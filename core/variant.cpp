@@ -21,9 +21,7 @@ std::string_view to_string(attention_math m) {
   return "?";
 }
 
-bool approximates_softmax(attention_math m) {
-  return m == attention_math::linformer || m == attention_math::performer;
-}
+bool approximates_softmax(attention_math m) { return m == attention_math::linformer || m == attention_math::performer; }
 
 std::string_view to_string(tag t) {
   switch (t) {
@@ -116,25 +114,19 @@ support variant::supports(const problem& p) const {
     return support::no(who + " runs passes " + join_names(pass_feature_names(c.passes)) + " only, not " +
                        std::string(to_string(p.pass)));
   if (!c.dtypes.empty() && std::find(c.dtypes.begin(), c.dtypes.end(), p.type) == c.dtypes.end())
-    return support::no(who + " computes in " + join_dtypes(c.dtypes) + ", not " +
-                       std::string(to_string(p.type)));
+    return support::no(who + " computes in " + join_dtypes(c.dtypes) + ", not " + std::string(to_string(p.type)));
   const unsigned need = mask_features_of(p.mask);
   if ((need & c.masks) != need)
-    return support::no(who + " supports masks " + join_names(mask_feature_names(c.masks)) +
-                       " only, not " + to_string(p.mask));
-  if (!c.head_dims.empty() &&
-      std::find(c.head_dims.begin(), c.head_dims.end(), p.d) == c.head_dims.end())
-    return support::no(who + " is built for head dims " + join_ints(c.head_dims) + ", not d=" +
-                       std::to_string(p.d));
+    return support::no(who + " supports masks " + join_names(mask_feature_names(c.masks)) + " only, not " +
+                       to_string(p.mask));
+  if (!c.head_dims.empty() && std::find(c.head_dims.begin(), c.head_dims.end(), p.d) == c.head_dims.end())
+    return support::no(who + " is built for head dims " + join_ints(c.head_dims) + ", not d=" + std::to_string(p.d));
   if (!c.gqa && p.Hkv != p.H)
-    return support::no(who + " needs Hkv = H (got H=" + std::to_string(p.H) +
-                       ", Hkv=" + std::to_string(p.Hkv) + ")");
+    return support::no(who + " needs Hkv = H (got H=" + std::to_string(p.H) + ", Hkv=" + std::to_string(p.Hkv) + ")");
   if (c.gqa_only && p.Hkv == p.H)
-    return support::no(who + " exists for GQA and needs Hkv < H (got H == Hkv = " +
-                       std::to_string(p.H) + ")");
+    return support::no(who + " exists for GQA and needs Hkv < H (got H == Hkv = " + std::to_string(p.H) + ")");
   if (c.max_nq > 0 && p.Nq > c.max_nq)
-    return support::no(who + " handles Nq <= " + std::to_string(c.max_nq) + ", got Nq=" +
-                       std::to_string(p.Nq));
+    return support::no(who + " handles Nq <= " + std::to_string(c.max_nq) + ", got Nq=" + std::to_string(p.Nq));
   return check ? check(p) : support::yes();
 }
 

@@ -109,13 +109,13 @@ struct model_figures {
 
 // Roles a row plays in sweeps and charts.
 enum class tag {
-  baseline,  // the speedup baseline of its backend (one row per backend)
-  unfused,   // S and P materialised in memory
-  fused,     // one pass, S and P never leave the chip
-  tiled,     // Br x Bc change what runs (tile sweeps and charts)
-  library,   // calls a vendor library
-  decode,    // specialised for few queries against long keys
-  gqa,       // specialised for grouped KV heads
+  baseline,    // the speedup baseline of its backend (one row per backend)
+  unfused,     // S and P materialised in memory
+  fused,       // one pass, S and P never leave the chip
+  tiled,       // Br x Bc change what runs (tile sweeps and charts)
+  library,     // calls a vendor library
+  decode,      // specialised for few queries against long keys
+  gqa,         // specialised for grouped KV heads
   scan,        // a recurrence in place of attention (docs/alternatives.md): runs only where a group
                // names it (tag:scan or its name), not among "every row"
   comparison,  // not exact dot-product attention (the approximations, additive scoring): the

@@ -13,8 +13,7 @@ std::string kv_heads_value::text() const {
 std::int64_t kv_heads_value::resolve(std::int64_t heads) const {
   if (value > 0) return value;
   if (heads % divisor != 0)
-    throw input_error(fmt::format("kv-heads '{}' with H={}: H is not divisible by {}", text(), heads,
-                                  divisor));
+    throw input_error(fmt::format("kv-heads '{}' with H={}: H is not divisible by {}", text(), heads, divisor));
   return heads / divisor;
 }
 
@@ -43,8 +42,8 @@ static bool mask_term_continues(const std::string& m, const std::string& next) {
   const auto commas = std::count(term.begin(), term.end(), ',');
   if (term.starts_with("local:") || term.starts_with("strided:")) return commas == 0;
   if (term.starts_with("random:"))
-    return commas == 0 ||
-           (commas == 1 && !next.empty() && std::all_of(next.begin(), next.end(), [](char c) { return c >= '0' && c <= '9'; }));
+    return commas == 0 || (commas == 1 && !next.empty() &&
+                           std::all_of(next.begin(), next.end(), [](char c) { return c >= '0' && c <= '9'; }));
   return false;
 }
 
@@ -100,16 +99,12 @@ std::vector<mask_spec> parse_mask_list(std::string_view s) {
   return parse_each(split_mask_list(s, "mask"), parse_mask);
 }
 
-std::vector<tile_shape> parse_block_list(std::string_view s) {
-  return parse_each(split_list(s, "block"), parse_block);
-}
+std::vector<tile_shape> parse_block_list(std::string_view s) { return parse_each(split_list(s, "block"), parse_block); }
 
 std::vector<kv_heads_value> parse_kv_heads_list(std::string_view s) {
   return parse_each(split_list(s, "kv-heads"), parse_kv_heads);
 }
 
-std::vector<dtype> parse_dtype_list(std::string_view s) {
-  return parse_each(split_list(s, "dtype"), parse_dtype);
-}
+std::vector<dtype> parse_dtype_list(std::string_view s) { return parse_each(split_list(s, "dtype"), parse_dtype); }
 
 }  // namespace attnbench

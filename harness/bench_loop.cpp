@@ -56,8 +56,8 @@ void check_fault(const configuration& c, const sweep_options& opt) {
 }
 
 // Validation, then measurement (or the profile launch); throws what they throw.
-void validate_and_measure(backend& be, const configuration& c, reference_cache& cache,
-                          const sweep_options& opt, measurement& m) {
+void validate_and_measure(backend& be, const configuration& c, reference_cache& cache, const sweep_options& opt,
+                          measurement& m) {
   check_fault(c, opt);
   host_inputs& in = cache.inputs(c.p);
   std::unique_ptr<runner> r = c.row->make(c.p);
@@ -119,8 +119,7 @@ std::vector<planted_fault> parse_planted_faults(const std::string& spec) {
   return out;
 }
 
-measurement run_configuration(backend& be, const configuration& c, reference_cache& cache,
-                              const sweep_options& opt) {
+measurement run_configuration(backend& be, const configuration& c, reference_cache& cache, const sweep_options& opt) {
   if (!c.sup.ok) return skipped(c.sup.reason);
   cache.keep_only(c.p);  // frees what this problem does not share before free memory is read
   be.keep_check_data(c.p);
@@ -163,8 +162,8 @@ sweep_totals run_sweep(backend& be, const std::vector<configuration>& configs, r
     cost.push_back(runs ? 1e8 + std::max(f, 0.0) : 0.0);
   }
   if (tot.resumed > 0)
-    fmt::print(stderr, "attnbench: resuming: {} of {} configurations already in {}\n", tot.resumed,
-               configs.size(), log->path());
+    fmt::print(stderr, "attnbench: resuming: {} of {} configurations already in {}\n", tot.resumed, configs.size(),
+               log->path());
   for (const auto& [key, f] : quarantine) {
     tot.quarantined_rows.push_back(quarantine_reason(f));
     fmt::print(stderr, "attnbench: not running {}: {}\n", key, quarantine_reason(f));

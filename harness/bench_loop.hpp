@@ -41,10 +41,10 @@ std::vector<planted_fault> parse_planted_faults(const std::string& spec);
 
 struct sweep_options {
   int repetitions = 3;
-  bool hot = false;       // no cache flush before timed samples (GPU L2, CPU LLC)
-  bool profile = false;   // one untimed launch set per configuration, inside its range
-  double rep_time_s = 0;  // target time of one repetition; 0: backend default
-  bool quiet = false;     // no per-configuration console lines
+  bool hot = false;                   // no cache flush before timed samples (GPU L2, CPU LLC)
+  bool profile = false;               // one untimed launch set per configuration, inside its range
+  double rep_time_s = 0;              // target time of one repetition; 0: backend default
+  bool quiet = false;                 // no per-configuration console lines
   std::vector<planted_fault> faults;  // tests: ATTNBENCH_FAULT
   // Device waits (device_watchdog.hpp): deadline max(wait_floor_s, wait_factor x the
   // model's bound at `peaks` (the context's ceilings.theoretical) x launches).
@@ -65,13 +65,12 @@ struct sweep_totals {
   int ok = 0, skipped = 0, failed = 0, above_tolerance = 0, resumed = 0, profiled = 0;
   int quarantined = 0;                        // skipped because their row crashed or hung
   std::vector<std::string> quarantined_rows;  // quarantine_reason of each such row
-  bool sticky_error = false;  // the process must end (exit 3); --resume carries on
+  bool sticky_error = false;                  // the process must end (exit 3); --resume carries on
   std::string sticky_message;
 };
 
 // Runs one configuration (no logging); a sticky backend error sets m.sticky.
-measurement run_configuration(backend& be, const configuration& c, reference_cache& cache,
-                              const sweep_options& opt);
+measurement run_configuration(backend& be, const configuration& c, reference_cache& cache, const sweep_options& opt);
 
 // Runs every configuration whose name is not in the log already, appending an
 // entry per configuration to `log` (may be null: nothing recorded). Stops at

@@ -19,13 +19,12 @@ struct llc_info {
   std::int64_t bytes = 0;  // all distinct LLC instances of the allowed CPUs together
   int level = 0;           // 0 when not read from sysfs
   int instances = 0;
-  std::string source;      // "sysfs: 1 x 32 MiB L3 (cpus 0-1)", "sysconf ...", "assumed ..."
+  std::string source;  // "sysfs: 1 x 32 MiB L3 (cpus 0-1)", "sysconf ...", "assumed ..."
 };
 
 // Reads <sysfs_cpu_root>/cpuN/cache/index*/{level,type,size,shared_cpu_list} for the CPUs
 // in `cpus` (empty: this process's affinity mask); falls back as described above.
-llc_info last_level_cache(const std::string& sysfs_cpu_root = "/sys/devices/system/cpu",
-                          std::vector<int> cpus = {});
+llc_info last_level_cache(const std::string& sysfs_cpu_root = "/sys/devices/system/cpu", std::vector<int> cpus = {});
 
 // The eviction buffer: twice the LLC, rounded up to whole MiB.
 std::size_t eviction_buffer_bytes(const llc_info& llc);

@@ -24,7 +24,7 @@ enum class backend_choice { auto_, cpu, cuda };
 backend_choice parse_backend_choice(std::string_view s);
 
 struct sweep_cli {
-  std::string preset;      // empty: see resolve_sweep
+  std::string preset;  // empty: see resolve_sweep
   std::string sweep_file;
   sweep_axes overrides;
   std::string filter;
@@ -34,7 +34,7 @@ struct sweep_cli {
   std::string out;
   bool resume = false;
   bool append = false;  // --append: --resume that also accepts a log of another sweep
-  int reps = 0;  // 0: backend default (cuda 5, cpu 3)
+  int reps = 0;         // 0: backend default (cuda 5, cpu 3)
   std::int64_t max_configurations = default_max_configurations;
   double rep_time_s = 0;
   bool hot = false, profile = false, no_ceilings = false, dry_run = false, dump_sweep = false;

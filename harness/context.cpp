@@ -59,15 +59,14 @@ std::string git_commit() {
   // folder is not: scripts/gpu_check.sh passes the commit they were built at (issue 21).
   if (const char* c = std::getenv("ATTNBENCH_GIT_COMMIT"); c && std::string_view(c).size() == 40) return c;
   int st = 0;
-  const std::string out =
-      run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", source_dir()), &st);
+  const std::string out = run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", source_dir()), &st);
   return st == 0 && out.size() == 40 ? out : "unknown";
 }
 
 bool git_dirty() {
   int st = 0;
-  const std::string out = run_command(
-      fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", source_dir()), &st);
+  const std::string out =
+      run_command(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", source_dir()), &st);
   return st == 0 && !out.empty();
 }
 
@@ -94,9 +93,12 @@ std::string slug(std::string_view text) {
   std::string out;
   for (char c : text) {
     const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (alnum) out += c;
-    else if (c >= 'A' && c <= 'Z') out += static_cast<char>(c - 'A' + 'a');
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (alnum)
+      out += c;
+    else if (c >= 'A' && c <= 'Z')
+      out += static_cast<char>(c - 'A' + 'a');
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "unknown" : out;
@@ -106,8 +108,9 @@ std::string join_command_line(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    const bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,+@%") == std::string::npos;
+    const bool plain =
+        !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,+@%") ==
+                          std::string::npos;
     if (i) s += ' ';
     if (plain) {
       s += a;

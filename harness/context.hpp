@@ -19,7 +19,7 @@ struct run_facts {
   // backend::cache_flush: "per launch" (cuda, cold), "llc eviction per run (N MiB buffer)"
   // (cpu, cold), "none (--hot)"; "none" when the backend flushes nothing.
   std::string l2_flush = "none";
-  std::string shard;         // "i/n" when sharded, else empty
+  std::string shard;  // "i/n" when sharded, else empty
 };
 
 // Google Benchmark's context keys, as its JSON reporter writes them.

@@ -127,8 +127,8 @@ nlohmann::json measure_sgemm() {
     double best = 1e30, spent = 0;
     for (int rep = 0; rep < 8 && (rep < 3 || spent < 0.5); ++rep) {  // rep 0 is the warm-up
       const auto t0 = clock_type::now();
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
-                  0.0f, c.data(), n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
       const double s = seconds_since(t0);
       spent += s;
       if (rep > 0) best = std::min(best, s);
@@ -180,8 +180,7 @@ class cpu_backend final : public backend {
   bool manual_time() const override { return false; }
   bool evicts_llc() const override { return true; }
   std::string cache_flush(bool hot) const override {
-    return hot ? "none (--hot)"
-               : fmt::format("llc eviction per run ({} MiB buffer)", evictor_.bytes() >> 20);
+    return hot ? "none (--hot)" : fmt::format("llc eviction per run ({} MiB buffer)", evictor_.bytes() >> 20);
   }
 
   // Hot: `batch` runs timed together. Cold: each run after its own LLC eviction, timed alone
@@ -195,8 +194,10 @@ class cpu_backend final : public backend {
     }
     double seconds = 0;
     for (int i = 0; i < n; ++i) {
-      if (hooks_.evict) hooks_.evict();
-      else evictor_.evict();
+      if (hooks_.evict)
+        hooks_.evict();
+      else
+        evictor_.evict();
       const double t0 = now();
       r.run();
       seconds += now() - t0;

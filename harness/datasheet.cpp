@@ -36,8 +36,6 @@ nlohmann::json datasheet_tflops(const datasheet_part& d) {
   return t;
 }
 
-double datasheet_exps_per_s(const datasheet_part& d) {
-  return d.sms * mufu_exp2_per_clock_per_sm * d.clock_mhz * 1e6;
-}
+double datasheet_exps_per_s(const datasheet_part& d) { return d.sms * mufu_exp2_per_clock_per_sm * d.clock_mhz * 1e6; }
 
 }  // namespace attnbench

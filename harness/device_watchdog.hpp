@@ -39,8 +39,10 @@ struct wait_clock {
 inline wait_clock steady_wait_clock() {
   return {[] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); },
           [](double s) {
-            if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
-            else std::this_thread::yield();
+            if (s > 0)
+              std::this_thread::sleep_for(std::chrono::duration<double>(s));
+            else
+              std::this_thread::yield();
           }};
 }
 

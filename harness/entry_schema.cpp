@@ -12,8 +12,8 @@ constexpr const char* string_fields[] = {"name", "variant", "backend", "dtype", 
 constexpr const char* count_fields[] = {"B", "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc", "checked_rows", "batch"};
 constexpr const char* number_fields[] = {"real_time", "cpu_time", "iterations", "repetitions", "tolerance"};
 constexpr const char* number_or_null_fields[] = {
-    "flops",   "flops_executed", "bytes",  "bytes_min", "bytes_counted", "intensity", "time_ms", "time_ms_min",
-    "time_ms_max", "time_cv",    "tflops", "gbps",      "rel_err",       "max_abs_err", "lse_err"};
+    "flops",       "flops_executed", "bytes",  "bytes_min", "bytes_counted", "intensity",   "time_ms", "time_ms_min",
+    "time_ms_max", "time_cv",        "tflops", "gbps",      "rel_err",       "max_abs_err", "lse_err"};
 
 std::string shown(const json& v) {
   std::string s = v.dump();
@@ -51,7 +51,8 @@ std::string entry_schema_error(const json& e) {
   if (e.contains("e2e_rel_err") && !(e["e2e_rel_err"].is_number() || e["e2e_rel_err"].is_null()))
     return missing_or(e, "e2e_rel_err", "a number or null");
   // The distance of an approximation to exact attention, absent from older files.
-  if (e.contains("approx_err_vs_exact") && !(e["approx_err_vs_exact"].is_number() || e["approx_err_vs_exact"].is_null()))
+  if (e.contains("approx_err_vs_exact") &&
+      !(e["approx_err_vs_exact"].is_number() || e["approx_err_vs_exact"].is_null()))
     return missing_or(e, "approx_err_vs_exact", "a number or null");
   // Issue 23's exps, absent from older files: a non-negative number or null when present.
   if (e.contains("exps") && !(e["exps"].is_null() || (e["exps"].is_number() && e["exps"].get<double>() >= 0)))

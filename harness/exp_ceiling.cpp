@@ -56,8 +56,8 @@ json measure_exp_ceiling_cpu() {
                  {"runs", 5},
                  {"checked", "every chain's final value against the scalar exp_approx chain"}};
   if (r.first_wrong >= 0) {
-    method["error"] = fmt::format("chain {} of {} ended off its value: the exp ceiling is not recorded",
-                                  r.first_wrong, r.exps / steps);
+    method["error"] = fmt::format("chain {} of {} ended off its value: the exp ceiling is not recorded", r.first_wrong,
+                                  r.exps / steps);
     return {{"exps_per_s", nullptr}, {"exp_method", method}};
   }
   return {{"exps_per_s", static_cast<double>(r.exps) / best}, {"exp_method", method}};
@@ -98,8 +98,10 @@ void add_exp_ceilings(json& c, backend_kind kind, bool measure) {
   if (!measure) return;
   if (ceil.contains("measured") && ceil["measured"].is_object() && ceil["measured"].contains("exps_per_s")) return;
   json m;
-  if (kind == backend_kind::cpu) m = measure_exp_ceiling_cpu();
-  else if (cuda_measure) m = cuda_measure();
+  if (kind == backend_kind::cpu)
+    m = measure_exp_ceiling_cpu();
+  else if (cuda_measure)
+    m = cuda_measure();
   if (m.is_null()) return;
   if (!ceil.contains("measured") || !ceil["measured"].is_object()) ceil["measured"] = json::object();
   ceil["measured"].update(m);

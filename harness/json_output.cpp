@@ -75,8 +75,8 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["real_time"] = ran ? t.median : 0.0;
   e["cpu_time"] = ran ? f.cpu.median : 0.0;
   e["time_unit"] = "ms";
-  e["label"] = fmt::format("{} {} {} mask:{} group:{}", v.name, to_string(v.backend),
-                           to_string(p.type), to_string(p.mask), c.group);
+  e["label"] = fmt::format("{} {} {} mask:{} group:{}", v.name, to_string(v.backend), to_string(p.type),
+                           to_string(p.mask), c.group);
   if (!ran) {
     e["error_occurred"] = true;
     e["error_message"] = m.message;
@@ -115,8 +115,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["tflops"] = number_or_null(f.tflops);
     e["gbps"] = number_or_null(f.gbps);
   } else {
-    for (const char* k : {"time_ms", "time_ms_min", "time_ms_max", "time_cv", "tflops", "gbps"})
-      e[k] = nullptr;
+    for (const char* k : {"time_ms", "time_ms_min", "time_ms_max", "time_cv", "tflops", "gbps"}) e[k] = nullptr;
   }
   e["batch"] = m.time.batch;
   if (m.val.checked) {
@@ -194,9 +193,7 @@ json assemble_results(const json& context, const std::vector<json>& entries) {
   return {{"context", context}, {"benchmarks", unique.entries()}};
 }
 
-void write_json_file(const std::string& path, const json& j) {
-  write_file_atomically(path, j.dump(2) + "\n");
-}
+void write_json_file(const std::string& path, const json& j) { write_file_atomically(path, j.dump(2) + "\n"); }
 
 namespace {
 
@@ -215,8 +212,8 @@ void check_results(const std::string& path, const json& j) {
       throw input_error(fmt::format("{}: field 'context.{}' is {}, expected a string", path, k, c[k].type_name()));
   const json& b = j["benchmarks"];
   if (b.size() > max_result_entries)
-    throw input_error(fmt::format("{}: {} benchmarks, more than the largest accepted {}", path, b.size(),
-                                  max_result_entries));
+    throw input_error(
+        fmt::format("{}: {} benchmarks, more than the largest accepted {}", path, b.size(), max_result_entries));
   for (std::size_t i = 0; i < b.size(); ++i)
     if (const std::string why = entry_schema_error(b[i]); !why.empty()) {
       const std::string name = b[i].is_object() && b[i].contains("name") && b[i]["name"].is_string()

@@ -18,8 +18,7 @@ std::string worst_row_text(double err, std::int64_t b, std::int64_t h, std::int6
 
 // `model`: model_of(*c.row, c.p), computed once by the caller; the two-argument
 // form computes it.
-nlohmann::json make_entry(const configuration& c, const measurement& m,
-                          const std::optional<model_figures>& model);
+nlohmann::json make_entry(const configuration& c, const measurement& m, const std::optional<model_figures>& model);
 nlohmann::json make_entry(const configuration& c, const measurement& m);
 // The console line read back from an entry (tests; the bench loop uses console_line).
 std::string entry_line(const nlohmann::json& entry);

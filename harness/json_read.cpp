@@ -49,8 +49,8 @@ json read_json_file(const std::string& path, std::string_view what) {
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw input_error(fmt::format("cannot read {} '{}': {}", what, path, ec.message()));
   if (size > max_json_file_bytes)
-    throw input_error(fmt::format("{} '{}' is {} bytes, more than the largest accepted {}", what, path, size,
-                                  max_json_file_bytes));
+    throw input_error(
+        fmt::format("{} '{}' is {} bytes, more than the largest accepted {}", what, path, size, max_json_file_bytes));
   std::ifstream f(path, std::ios::binary);
   if (!f) throw input_error(fmt::format("cannot read {} '{}'", what, path));
   // The keys of every object still open, innermost last: nlohmann keeps the last of two equal
@@ -58,8 +58,10 @@ json read_json_file(const std::string& path, std::string_view what) {
   std::vector<std::set<std::string>> open_objects;
   const json::parser_callback_t guard = [&](int depth, json::parse_event_t event, json& parsed) {
     depth_guard(depth, event, parsed);
-    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-    else if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == json::parse_event_t::object_start)
+      open_objects.emplace_back();
+    else if (event == json::parse_event_t::object_end && !open_objects.empty())
+      open_objects.pop_back();
     else if (event == json::parse_event_t::key && !open_objects.empty() &&
              !open_objects.back().insert(parsed.get<std::string>()).second)
       throw duplicate_key{parsed.get<std::string>()};

@@ -38,7 +38,10 @@ class header_parser {
     expect('{');
     while (true) {
       skip_ws();
-      if (peek() == '}') { ++i_; break; }
+      if (peek() == '}') {
+        ++i_;
+        break;
+      }
       const std::string key = quoted();
       expect(':');
       if (key == "descr") {
@@ -46,9 +49,14 @@ class header_parser {
         got_descr = true;
       } else if (key == "fortran_order") {
         skip_ws();
-        if (s_.substr(i_, 5) == "False") { fortran = false; i_ += 5; }
-        else if (s_.substr(i_, 4) == "True") { fortran = true; i_ += 4; }
-        else fail("bad fortran_order");
+        if (s_.substr(i_, 5) == "False") {
+          fortran = false;
+          i_ += 5;
+        } else if (s_.substr(i_, 4) == "True") {
+          fortran = true;
+          i_ += 4;
+        } else
+          fail("bad fortran_order");
         got_order = true;
       } else if (key == "shape") {
         shape = tuple();
@@ -67,7 +75,9 @@ class header_parser {
     throw input_error(fmt::format("{}: not a valid .npy file ({})", path_, why));
   }
   char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
-  void skip_ws() { while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_; }
+  void skip_ws() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
   void expect(char c) {
     skip_ws();
     if (peek() != c) fail(fmt::format("expected '{}' in header", c));
@@ -88,15 +98,20 @@ class header_parser {
     expect('(');
     while (true) {
       skip_ws();
-      if (peek() == ')') { ++i_; break; }
+      if (peek() == ')') {
+        ++i_;
+        break;
+      }
       std::int64_t v = 0;
       auto [ptr, ec] = std::from_chars(s_.data() + i_, s_.data() + s_.size(), v);
       if (ec != std::errc() || v < 0) fail("bad shape");
       i_ = ptr - s_.data();
       dims.push_back(v);
       skip_ws();
-      if (peek() == ',') ++i_;
-      else if (peek() != ')') fail("bad shape");
+      if (peek() == ',')
+        ++i_;
+      else if (peek() != ')')
+        fail("bad shape");
     }
     return dims;
   }
@@ -150,8 +165,7 @@ npy_array read_npy(const std::string& path) {
   std::string pre;
   if (file_size < 10) throw input_error(fmt::format("{}: not a .npy file (bad magic)", path));
   read_exactly(pre, 10, "header");
-  if (pre.compare(0, 6, "\x93NUMPY") != 0)
-    throw input_error(fmt::format("{}: not a .npy file (bad magic)", path));
+  if (pre.compare(0, 6, "\x93NUMPY") != 0) throw input_error(fmt::format("{}: not a .npy file (bad magic)", path));
   const int major = static_cast<unsigned char>(pre[6]);
   auto byte = [](const std::string& b, std::size_t i) {
     return static_cast<std::size_t>(static_cast<unsigned char>(b[i]));
@@ -181,9 +195,12 @@ npy_array read_npy(const std::string& path) {
   bool fortran = false;
   npy_array a;
   header_parser(header, path).parse(descr, fortran, a.shape);
-  if (descr == "<f4") a.type = npy_dtype::float32;
-  else if (descr == "<f2") a.type = npy_dtype::float16;
-  else if (descr == "|u1") a.type = npy_dtype::uint8;
+  if (descr == "<f4")
+    a.type = npy_dtype::float32;
+  else if (descr == "<f2")
+    a.type = npy_dtype::float16;
+  else if (descr == "|u1")
+    a.type = npy_dtype::uint8;
   else
     throw input_error(
         fmt::format("{}: dtype '{}' is not float32, float16 or uint8 ('<f4', '<f2', '|u1')", path, descr));
@@ -194,8 +211,7 @@ npy_array read_npy(const std::string& path) {
   std::uint64_t n = 1;
   for (auto dim : a.shape)
     if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(dim), &n) || n > (std::uint64_t{1} << 60))
-      throw input_error(fmt::format("{}: shape {} has more elements than any file holds", path,
-                                    shape_string(a.shape)));
+      throw input_error(fmt::format("{}: shape {} has more elements than any file holds", path, shape_string(a.shape)));
   if (data_bytes != n * item)
     throw input_error(
         fmt::format("{}: {} data bytes for shape {} (expected {})", path, data_bytes, shape_string(a.shape), n * item));
@@ -218,14 +234,12 @@ npy_array read_npy(const std::string& path) {
   return a;
 }
 
-void write_npy(const std::string& path, const std::vector<std::int64_t>& shape,
-               const std::vector<float>& data) {
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<float>& data) {
   std::int64_t n = 1;
   for (auto dim : shape) n *= dim;
   if (n != static_cast<std::int64_t>(data.size()))
     throw std::logic_error("write_npy: shape does not match the data size");
-  std::string dict =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape_string(shape));
+  std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape_string(shape));
   // Pad with spaces and a newline so the data starts at a multiple of 64 bytes.
   const bool v2 = dict.size() + 1 + 10 > 65535;
   const std::size_t pre = v2 ? 12 : 10;

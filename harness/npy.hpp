@@ -29,8 +29,7 @@ float half_to_float(std::uint16_t h);
 npy_array read_npy(const std::string& path);
 // Writes version 1.0 (2.0 if the header would not fit), atomically (safe_write.hpp:
 // io_error naming the file on I/O failure, the old file kept).
-void write_npy(const std::string& path, const std::vector<std::int64_t>& shape,
-               const std::vector<float>& data);
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<float>& data);
 
 // "(2, 3, 4)" for messages.
 std::string shape_string(const std::vector<std::int64_t>& shape);

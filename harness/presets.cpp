@@ -123,8 +123,12 @@ sweep_spec quick() {
   sweep_axes masks;
   masks.seq = {1024};
   masks.head_dim = {64};
-  masks.mask = {m("none"), m("causal"), m("local:255,0"), m("local:127,127"),
-                m("local:127,127+global:16"), m("causal+global:16")};
+  masks.mask = {m("none"),
+                m("causal"),
+                m("local:255,0"),
+                m("local:127,127"),
+                m("local:127,127+global:16"),
+                m("causal+global:16")};
   s.groups.push_back(group("masks", masks));
 
   // Block-sparse density (issue 15): BigBird random blocks, r of the 16 key
@@ -185,8 +189,13 @@ sweep_spec full() {
   masks.seq = {8192};
   masks.heads = {16};
   masks.head_dim = {128};
-  masks.mask = {m("none"), m("causal"), m("local:1023,0"), m("local:4095,0"),
-                m("local:255,255"), m("local:255,255+global:64"), m("causal+global:64")};
+  masks.mask = {m("none"),
+                m("causal"),
+                m("local:1023,0"),
+                m("local:4095,0"),
+                m("local:255,255"),
+                m("local:255,255+global:64"),
+                m("causal+global:64")};
   s.groups.push_back(group("masks", masks));
 
   // Block-sparse density (issue 15): r of the 32 key blocks of 256 keys per
@@ -195,8 +204,8 @@ sweep_spec full() {
   density.seq = {8192};
   density.heads = {16};
   density.head_dim = {128};
-  density.mask = {m("none"),          m("random:256,1"), m("random:256,2"), m("random:256,4"),
-                  m("random:256,8"), m("random:256,16")};
+  density.mask = {m("none"),         m("random:256,1"), m("random:256,2"),
+                  m("random:256,4"), m("random:256,8"), m("random:256,16")};
   s.groups.push_back(group("density", density));
 
   sweep_axes gqa;

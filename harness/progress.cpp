@@ -23,14 +23,15 @@ std::string progress::format_duration(double s) {
 void progress::done(std::size_t i) {
   ++done_;
   if (i < cost_.size()) done_cost_ += cost_[i];
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double left = total_cost_ - done_cost_;
   const double eta = done_cost_ > 0 ? elapsed * left / done_cost_ : NAN;
-  const std::string line = fmt::format("[{}/{}] elapsed {} ETA {}", done_, cost_.size(),
-                                       format_duration(elapsed), left <= 0 ? "0:00" : format_duration(eta));
-  if (tty_) fmt::print(out_, "\r{:<60}", line);
-  else fmt::print(out_, "{}\n", line);
+  const std::string line = fmt::format("[{}/{}] elapsed {} ETA {}", done_, cost_.size(), format_duration(elapsed),
+                                       left <= 0 ? "0:00" : format_duration(eta));
+  if (tty_)
+    fmt::print(out_, "\r{:<60}", line);
+  else
+    fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }
 

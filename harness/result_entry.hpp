@@ -16,7 +16,7 @@ struct result_entry {
   std::string name;                    // the configuration's benchmark name
   std::optional<model_figures> model;  // model_of(row, p), evaluated once
   measurement m;
-  nlohmann::json json;                 // make_entry(c, m, model)
+  nlohmann::json json;  // make_entry(c, m, model)
 };
 
 result_entry make_result(const configuration& c, measurement m, std::optional<model_figures> model);

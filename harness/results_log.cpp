@@ -61,8 +61,8 @@ std::optional<log_identity> as_header(const json& j) {
 }
 
 std::string describe(const log_identity& id) {
-  return fmt::format("{}, {} configurations, commit {}", id.sweep_id.empty() ? "no id" : id.sweep_id,
-                     id.configurations, id.git_commit.empty() ? "unknown" : id.git_commit.substr(0, 12));
+  return fmt::format("{}, {} configurations, commit {}", id.sweep_id.empty() ? "no id" : id.sweep_id, id.configurations,
+                     id.git_commit.empty() ? "unknown" : id.git_commit.substr(0, 12));
 }
 
 }  // namespace
@@ -152,13 +152,15 @@ void results_log::keep_valid(const log_options& opt) {
   const bool has_content = c.header || !c.entries.empty();
   if (opt.identity && has_content && !opt.append) {
     if (!c.header)
-      throw input_error(fmt::format("results log '{}' has no sweep header (an older attnbench or not a log): "
-                                    "add --append to keep its entries, or start afresh without --resume",
-                                    path_));
+      throw input_error(
+          fmt::format("results log '{}' has no sweep header (an older attnbench or not a log): "
+                      "add --append to keep its entries, or start afresh without --resume",
+                      path_));
     if (c.header->sweep_id != opt.identity->sweep_id)
-      throw input_error(fmt::format("results log '{}' belongs to a different sweep ({}; this sweep: {}): "
-                                    "add --append to add to it, or use another --out",
-                                    path_, describe(*c.header), describe(*opt.identity)));
+      throw input_error(
+          fmt::format("results log '{}' belongs to a different sweep ({}; this sweep: {}): "
+                      "add --append to add to it, or use another --out",
+                      path_, describe(*c.header), describe(*opt.identity)));
   }
   std::vector<json> kept;
   std::set<std::string> names;
@@ -229,8 +231,7 @@ void results_log::open(const log_options& opt) {
     write_file_atomically(path, text);
   }
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw io_error(fmt::format("cannot open results log '{}': {}", path, std::strerror(errno)));
+  if (fd_ < 0) throw io_error(fmt::format("cannot open results log '{}': {}", path, std::strerror(errno)));
 }
 
 results_log::~results_log() {

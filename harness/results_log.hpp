@@ -46,8 +46,8 @@ struct log_contents {
   nlohmann::json header_context;        // that line's whole context object (null without a header)
   std::vector<nlohmann::json> entries;  // in file order: objects with a string "name"
   std::set<std::string> names;
-  int torn_lines = 0;     // lines ignored: torn, not JSON, or too deep
-  int invalid_lines = 0;  // JSON lines that are not finished entries (on resume: schema, name)
+  int torn_lines = 0;         // lines ignored: torn, not JSON, or too deep
+  int invalid_lines = 0;      // JSON lines that are not finished entries (on resume: schema, name)
   std::string first_invalid;  // why the first invalid line was refused
 };
 
@@ -56,8 +56,8 @@ log_contents read_results_log(const std::string& path);
 
 struct log_options {
   bool resume = false;
-  bool append = false;  // resume a log written by another sweep, keeping its entries
-  std::optional<log_identity> identity;             // written as the header and checked on resume
+  bool append = false;                                 // resume a log written by another sweep, keeping its entries
+  std::optional<log_identity> identity;                // written as the header and checked on resume
   const std::set<std::string>* known_names = nullptr;  // resume keeps only these names (null: any)
   nlohmann::json header_context = nlohmann::json::object();  // written beside attnbench_log (header_line)
 };

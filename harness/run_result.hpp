@@ -42,7 +42,7 @@ struct validation_result {
   std::int64_t worst_row = -1;                                      // its flat row, -1 when none
   row_position worst_at;                                            // the same row as (b, h, i)
   double row_tolerance = 0;                                         // what worst_row_err is held to
-  std::int64_t counted_bytes = -1;  // runner.counted_bytes() of the validation run
+  std::int64_t counted_bytes = -1;                                  // runner.counted_bytes() of the validation run
   // pass bwd / fwd_bwd (docs/backward.md): each gradient's relative-L2 error against the fp64
   // reference over the sampled rows (dQ: query rows; dK, dV: key rows), NaN when one held a
   // non-finite value; grad_err the worst of the three. Folded into err_ok.
@@ -84,8 +84,8 @@ std::optional<model_figures> model_of(const variant& row, const problem& p);
 
 // Non-finite figures are written as null.
 struct entry_figures {
-  time_stats time, cpu;  // over the repetitions
-  bool timed = false;    // ok with a positive median
+  time_stats time, cpu;         // over the repetitions
+  bool timed = false;           // ok with a positive median
   double tflops = 0, gbps = 0;  // NaN unless timed with the model figure
   double intensity = 0;         // flops / bytes, NaN without both
 };

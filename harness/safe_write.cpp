@@ -39,8 +39,7 @@ void make_parent(const std::string& path) {
   if (parent.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
-  if (ec) throw io_error(fmt::format("cannot create directory '{}' for '{}': {}", parent.string(), path,
-                                     ec.message()));
+  if (ec) throw io_error(fmt::format("cannot create directory '{}' for '{}': {}", parent.string(), path, ec.message()));
 }
 
 void sync_dir(const std::string& path) {
@@ -65,8 +64,7 @@ void check_writable(const std::string& path, std::string_view what) {
   }
   const std::string probe = fmt::format("{}.probe{}", path, ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw input_error(fmt::format("cannot write {} '{}': {}", what, path, std::strerror(errno)));
+  if (fd < 0) throw input_error(fmt::format("cannot write {} '{}': {}", what, path, std::strerror(errno)));
   ::close(fd);
   ::unlink(probe.c_str());
 }

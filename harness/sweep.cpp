@@ -20,8 +20,8 @@ void apply_overrides(sweep_spec& s, const sweep_axes& o) {
   }
 }
 
-std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant>& rows,
-                                  backend_kind backend, std::int64_t max_configurations) {
+std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant>& rows, backend_kind backend,
+                                  std::int64_t max_configurations) {
   std::vector<configuration> out;
   std::set<std::string> seen;
   const expand_context ctx{rows, backend};
@@ -41,9 +41,9 @@ std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant
     total = std::min(total + n, max_configurations + 1);
   }
   if (total > max_configurations)
-    throw input_error(fmt::format(
-        "sweep '{}' expands to more than {} configurations; narrow it or pass --max-configurations N",
-        s.name, max_configurations));
+    throw input_error(
+        fmt::format("sweep '{}' expands to more than {} configurations; narrow it or pass --max-configurations N",
+                    s.name, max_configurations));
   for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
     const auto& g = s.groups[gi];
     const auto& levels = group_levels[gi];
@@ -90,16 +90,14 @@ shard_spec parse_shard(std::string_view s) {
   return sh;
 }
 
-std::vector<configuration> select(std::vector<configuration> all, const std::string& filter,
-                                  shard_spec shard) {
+std::vector<configuration> select(std::vector<configuration> all, const std::string& filter, shard_spec shard) {
   // RE2: matching takes time linear in the name, whatever the pattern.
   std::optional<re2::RE2> re;
   if (!filter.empty()) {
     re2::RE2::Options o;
     o.set_log_errors(false);
     re.emplace(filter, o);
-    if (!re->ok())
-      throw input_error(fmt::format("bad --filter regex '{}': {} (RE2 syntax)", filter, re->error()));
+    if (!re->ok()) throw input_error(fmt::format("bad --filter regex '{}': {} (RE2 syntax)", filter, re->error()));
   }
   std::vector<configuration> kept;
   for (auto& c : all)

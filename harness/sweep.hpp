@@ -60,8 +60,7 @@ void apply_overrides(sweep_spec& s, const sweep_axes& overrides);
 // is built (a sweep file's product can reach millions); --max-configurations
 // raises it.
 inline constexpr std::int64_t default_max_configurations = 100000;
-std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant>& rows,
-                                  backend_kind backend,
+std::vector<configuration> expand(const sweep_spec& s, const std::vector<variant>& rows, backend_kind backend,
                                   std::int64_t max_configurations = default_max_configurations);
 
 struct shard_spec {
@@ -70,7 +69,6 @@ struct shard_spec {
 shard_spec parse_shard(std::string_view s);  // "i/n", 0 <= i < n
 // Keeps names matching `filter` (an RE2 regex, linear time, searched anywhere; empty: all),
 // then every count-th configuration starting at index.
-std::vector<configuration> select(std::vector<configuration> all, const std::string& filter,
-                                  shard_spec shard);
+std::vector<configuration> select(std::vector<configuration> all, const std::string& filter, shard_spec shard);
 
 }  // namespace attnbench

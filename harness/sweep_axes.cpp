@@ -27,11 +27,11 @@ ojson number(const i64& v) { return v; }
 // Lengths: seq pairs Nq = Nkv; once nq or nkv is given they make a product and
 // seq only supplies the missing side, so the axis that does not iterate keeps
 // the point as it is.
-std::vector<i64> seq_or_default(const sweep_axes& a) {
-  return a.seq.empty() ? std::vector<i64>{default_seq} : a.seq;
-}
+std::vector<i64> seq_or_default(const sweep_axes& a) { return a.seq.empty() ? std::vector<i64>{default_seq} : a.seq; }
 bool lengths_paired(const sweep_axes& a) { return a.nq.empty() && a.nkv.empty(); }
-std::vector<point_setter> unchanged() { return {[](sweep_point&) {}}; }
+std::vector<point_setter> unchanged() {
+  return {[](sweep_point&) {}};
+}
 
 // `cpu:NAME` / `cuda:NAME`: the row NAME of that backend, nothing on the
 // other. A CPU run does not load the CUDA rows, so the name is checked only on
@@ -113,10 +113,11 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .field = &sweep_axes::seq,
       .parse = positive,
       .print = number,
-      .points = [](const sweep_axes& a, const expand_context&) {
-        if (!lengths_paired(a)) return unchanged();
-        return each_value(seq_or_default(a), [](sweep_point& p, i64 n) { p.Nq = p.Nkv = n; });
-      },
+      .points =
+          [](const sweep_axes& a, const expand_context&) {
+            if (!lengths_paired(a)) return unchanged();
+            return each_value(seq_or_default(a), [](sweep_point& p, i64 n) { p.Nq = p.Nkv = n; });
+          },
       .clears = {"nq", "nkv"},
   }));
   t.push_back(axis<i64>({
@@ -125,10 +126,11 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .field = &sweep_axes::nq,
       .parse = positive,
       .print = number,
-      .points = [](const sweep_axes& a, const expand_context&) {
-        if (lengths_paired(a)) return unchanged();
-        return each_value(a.nq.empty() ? seq_or_default(a) : a.nq, [](sweep_point& p, i64 n) { p.Nq = n; });
-      },
+      .points =
+          [](const sweep_axes& a, const expand_context&) {
+            if (lengths_paired(a)) return unchanged();
+            return each_value(a.nq.empty() ? seq_or_default(a) : a.nq, [](sweep_point& p, i64 n) { p.Nq = n; });
+          },
   }));
   t.push_back(axis<i64>({
       .name = "nkv",
@@ -136,10 +138,11 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .field = &sweep_axes::nkv,
       .parse = positive,
       .print = number,
-      .points = [](const sweep_axes& a, const expand_context&) {
-        if (lengths_paired(a)) return unchanged();
-        return each_value(a.nkv.empty() ? seq_or_default(a) : a.nkv, [](sweep_point& p, i64 n) { p.Nkv = n; });
-      },
+      .points =
+          [](const sweep_axes& a, const expand_context&) {
+            if (lengths_paired(a)) return unchanged();
+            return each_value(a.nkv.empty() ? seq_or_default(a) : a.nkv, [](sweep_point& p, i64 n) { p.Nkv = n; });
+          },
   }));
   t.push_back(axis<mask_spec>({
       .name = "mask",
@@ -198,18 +201,19 @@ std::vector<std::unique_ptr<sweep_axis>> make_table() {
       .field = &sweep_axes::variant,
       .parse = [](std::string_view s, std::string_view) { return parse_variant_axis_item(s); },
       .print = [](const std::string& v) { return ojson(v); },
-      .points = [](const sweep_axes& a, const expand_context& c) {
-        std::vector<std::string> items;
-        for (const std::string& item : a.variant) {
-          const auto q = backend_qualified(item);
-          if (!q || q->backend == c.backend) items.push_back(q ? q->name : item);
-        }
-        std::vector<point_setter> out;
-        if (items.empty() && !a.variant.empty()) return out;  // only the other backend's rows
-        for (const variant* r : select_variants(items, c.rows, c.backend))
-          out.push_back([r](sweep_point& p) { p.row = r; });
-        return out;
-      },
+      .points =
+          [](const sweep_axes& a, const expand_context& c) {
+            std::vector<std::string> items;
+            for (const std::string& item : a.variant) {
+              const auto q = backend_qualified(item);
+              if (!q || q->backend == c.backend) items.push_back(q ? q->name : item);
+            }
+            std::vector<point_setter> out;
+            if (items.empty() && !a.variant.empty()) return out;  // only the other backend's rows
+            for (const variant* r : select_variants(items, c.rows, c.backend))
+              out.push_back([r](sweep_point& p) { p.row = r; });
+            return out;
+          },
   }));
   return t;
 }

@@ -28,7 +28,7 @@ struct sweep_axes {
   std::vector<mask_spec> mask;
   std::vector<dtype> type;
   std::vector<std::int64_t> state, groups;  // the scan rows' N and G (docs/alternatives.md)
-  std::vector<pass_kind> pass;  // fwd | bwd | fwd_bwd (docs/backward.md)
+  std::vector<pass_kind> pass;              // fwd | bwd | fwd_bwd (docs/backward.md)
   bool empty() const;
   bool operator==(const sweep_axes&) const = default;
 };
@@ -60,7 +60,7 @@ class sweep_axis {
   virtual ~sweep_axis() = default;
   virtual std::string_view name() const = 0;  // "head-dim"
   std::string flag() const { return "--" + std::string(name()); }
-  virtual std::string_view help() const = 0;  // the form of an item, for the usage text
+  virtual std::string_view help() const = 0;                // the form of an item, for the usage text
   virtual std::size_t size(const sweep_axes& a) const = 0;  // 0: not given
   // A CLI comma list into items.
   virtual std::vector<std::string> split(std::string_view list) const = 0;

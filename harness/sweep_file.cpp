@@ -21,9 +21,12 @@ std::string axis_key(std::string k) {
 std::vector<std::string> json_items(const json& v, const std::string& where) {
   std::vector<std::string> out;
   auto one = [&](const json& x) {
-    if (x.is_number_integer()) out.push_back(std::to_string(x.get<std::int64_t>()));
-    else if (x.is_string()) out.push_back(x.get<std::string>());
-    else throw input_error(fmt::format("{}: expected numbers or strings, got {}", where, x.dump()));
+    if (x.is_number_integer())
+      out.push_back(std::to_string(x.get<std::int64_t>()));
+    else if (x.is_string())
+      out.push_back(x.get<std::string>());
+    else
+      throw input_error(fmt::format("{}: expected numbers or strings, got {}", where, x.dump()));
   };
   if (v.is_array()) {
     if (v.empty()) throw input_error(fmt::format("{}: empty list", where));
@@ -43,7 +46,8 @@ sweep_spec parse_sweep_json(const json& j, const std::string& source) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items())
       if (k != "name" && k != "groups")
-        throw input_error(fmt::format("{}: unknown top-level key '{}' (a sweep file has 'name' and 'groups')", source, k));
+        throw input_error(
+            fmt::format("{}: unknown top-level key '{}' (a sweep file has 'name' and 'groups')", source, k));
     if (j.contains("name")) {
       if (!j["name"].is_string()) throw input_error(fmt::format("{}: 'name' must be a string", source));
       s.name = j["name"].get<std::string>();

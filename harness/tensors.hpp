@@ -80,10 +80,10 @@ std::vector<std::int64_t> sample_rows(const problem& p, std::int64_t max_rows, s
 std::vector<std::int64_t> all_rows(const problem& p);
 
 struct error_report {
-  double rel_l2 = 0;     // ||O - ref||_2 / ||ref||_2 over the checked rows (abs L2 if ref is 0)
-  double max_abs = 0;    // max |O - ref|
-  double lse_max_abs = 0;  // max |lse - ref_lse| over finite entries (0 when not checked)
-  std::int64_t nonfinite = 0;  // NaN/inf in O (or lse where ref is finite): never passes
+  double rel_l2 = 0;                // ||O - ref||_2 / ||ref||_2 over the checked rows (abs L2 if ref is 0)
+  double max_abs = 0;               // max |O - ref|
+  double lse_max_abs = 0;           // max |lse - ref_lse| over finite entries (0 when not checked)
+  std::int64_t nonfinite = 0;       // NaN/inf in O (or lse where ref is finite): never passes
   std::int64_t first_bad_row = -1;  // first row holding the max error or a non-finite value
   // The worst row: max over the checked rows without a non-finite value of the row's
   // ||O_r - ref_r||_2 / ||ref_r||_2 (||O_r - ref_r|| when ref_r is 0), and its flat row.

@@ -60,9 +60,8 @@ timing_result time_runner(backend& be, runner& r, const std::string& name, const
     r.run();
     be.synchronize();
     const double pilot = be.timed_sample(r, 1, topt);
-    t.batch = !req.hot || pilot >= 10e-6
-                  ? 1
-                  : static_cast<int>(std::min(1000.0, std::ceil(50e-6 / std::max(pilot, 1e-7))));
+    t.batch =
+        !req.hot || pilot >= 10e-6 ? 1 : static_cast<int>(std::min(1000.0, std::ceil(50e-6 / std::max(pilot, 1e-7))));
     iterations = std::clamp<std::int64_t>(std::llround(rep_time / std::max(pilot * t.batch, 1e-6)), 3, 100);
   } else if (validation_run_s > 3 * rep_time) {
     // A slow configuration: the validation run was its warm-up (it paged the
@@ -73,8 +72,10 @@ timing_result time_runner(backend& be, runner& r, const std::string& name, const
     // Cold on an evicting backend it is a whole sample, its LLC eviction included, so the
     // iterations fit the repetition time with the eviction (~5 ms for 64 MiB here) counted.
     const auto t0 = clock_type::now();
-    if (host_cold) be.timed_sample(r, 1, topt);
-    else r.run();
+    if (host_cold)
+      be.timed_sample(r, 1, topt);
+    else
+      r.run();
     be.synchronize();
     const double pilot = seconds_since(t0);
     iterations = std::clamp<std::int64_t>(std::llround(rep_time / std::max(pilot, 1e-7)), 1, 10000);
@@ -87,7 +88,8 @@ timing_result time_runner(backend& be, runner& r, const std::string& name, const
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& st) {
     if (!error.empty()) {  // an earlier repetition failed: do not touch the device again
       st.SkipWithError(error.c_str());
-      for (auto _ : st) {}
+      for (auto _ : st) {
+      }
       return;
     }
     for (auto _ : st) {
@@ -112,8 +114,10 @@ timing_result time_runner(backend& be, runner& r, const std::string& name, const
     }
   });
   b->Iterations(iterations)->Repetitions(std::max(req.repetitions, 1))->Unit(benchmark::kMillisecond);
-  if (manual) b->UseManualTime();
-  else b->UseRealTime();
+  if (manual)
+    b->UseManualTime();
+  else
+    b->UseRealTime();
   collecting_reporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep, ".");
   benchmark::ClearRegisteredBenchmarks();

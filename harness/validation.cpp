@@ -200,13 +200,12 @@ validation_run validate(backend& be, runner& r, const configuration& c, referenc
   v.counted_bytes = r.counted_bytes();
   const auto& ref = cache.reference(c.p, c.row->math);
   if (static_cast<std::int64_t>(out.o.size()) != c.p.o_elems())
-    throw backend_error(fmt::format("runner returned {} output values, expected {}", out.o.size(),
-                                    c.p.o_elems()));
-  const bool check_lse = c.row->writes_lse && !ref.lse.empty() &&
-                         static_cast<std::int64_t>(out.lse.size()) == c.p.rows();
+    throw backend_error(fmt::format("runner returned {} output values, expected {}", out.o.size(), c.p.o_elems()));
+  const bool check_lse =
+      c.row->writes_lse && !ref.lse.empty() && static_cast<std::int64_t>(out.lse.size()) == c.p.rows();
   const error_report e =
-      compare_rows(c.p, out.o, check_lse ? std::span<const float>(out.lse) : std::span<const float>(),
-                   ref.rows, ref.o, check_lse ? std::span<const double>(ref.lse) : std::span<const double>());
+      compare_rows(c.p, out.o, check_lse ? std::span<const float>(out.lse) : std::span<const float>(), ref.rows, ref.o,
+                   check_lse ? std::span<const double>(ref.lse) : std::span<const double>());
   v.checked = true;
   v.rel_err = e.nonfinite ? NAN : e.rel_l2;
   v.max_abs_err = e.max_abs;

@@ -76,7 +76,7 @@ class reference_cache {
   static problem problem_of(problem p);  // tiles reset
   originals_maker make_originals_;
   problem shape_{}, problem_{};
-  std::unique_ptr<host_inputs> inputs_, originals_;  // originals_: null for fp32
+  std::unique_ptr<host_inputs> inputs_, originals_;           // originals_: null for fp32
   std::unique_ptr<rows_and_ref> refs_[attention_math_count];  // by attention_math
   std::unique_ptr<reference_all_rows> all_rows_[attention_math_count];
   bool all_rows_tried_[attention_math_count] = {};

@@ -31,8 +31,8 @@ std::string parse_variant_item(std::string_view item) {
   return std::string(item);
 }
 
-std::vector<const variant*> select_variants(const std::vector<std::string>& items,
-                                            const std::vector<variant>& rows, backend_kind backend) {
+std::vector<const variant*> select_variants(const std::vector<std::string>& items, const std::vector<variant>& rows,
+                                            backend_kind backend) {
   std::vector<const variant*> out;
   auto add = [&](const variant& r) {
     if (r.backend == backend && std::find(out.begin(), out.end(), &r) == out.end()) out.push_back(&r);
@@ -54,8 +54,7 @@ std::vector<const variant*> select_variants(const std::vector<std::string>& item
     if (std::none_of(rows.begin(), rows.end(), named)) {
       std::set<std::string> names;
       for (const auto& r : rows) names.insert(r.name);
-      throw input_error(fmt::format("unknown variant '{}' (known: {}; or tag:<tag>)", item,
-                                    fmt::join(names, ", ")));
+      throw input_error(fmt::format("unknown variant '{}' (known: {}; or tag:<tag>)", item, fmt::join(names, ", ")));
     }
     for (const auto& r : rows)
       if (named(r)) add(r);

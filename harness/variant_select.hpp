@@ -22,7 +22,7 @@ std::string parse_variant_item(std::string_view item);
 // scans (tag scan: they run where a group names them).
 // A name no row has (on any backend) throws input_error; a name only other
 // backends have selects nothing, so one sweep serves every backend.
-std::vector<const variant*> select_variants(const std::vector<std::string>& items,
-                                            const std::vector<variant>& rows, backend_kind backend);
+std::vector<const variant*> select_variants(const std::vector<std::string>& items, const std::vector<variant>& rows,
+                                            backend_kind backend);
 
 }  // namespace attnbench

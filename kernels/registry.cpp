@@ -29,8 +29,7 @@ void check_rows(const std::vector<variant>& rows) {
     if (v.has(tag::baseline)) ++baselines[static_cast<int>(v.backend)];
   }
   for (int b = 0; b < 2; ++b)
-    if (baselines[b] > 1)
-      throw std::logic_error("registry: more than one baseline row for one backend");
+    if (baselines[b] > 1) throw std::logic_error("registry: more than one baseline row for one backend");
 }
 
 }  // namespace

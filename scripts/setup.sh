@@ -34,7 +34,8 @@ apt_pkgs=(cmake ninja-build g++ pkg-config libbenchmark-dev libgtest-dev libgmoc
           libfmt-dev nlohmann-json3-dev libopenblas-dev libre2-dev)
 # Headless Chromium for the interactive page's browser test (tests/python/test_report_html_browser.py).
 # slurm-wlm and munge for the Slurm job-array test (tests/slurm/; ~44 MB, ~9 s with apt's lists).
-[[ "$profile" == tests ]] && apt_pkgs+=(chromium slurm-wlm munge)
+# clang-format for static.clang_format (docs/style.md).
+[[ "$profile" == tests ]] && apt_pkgs+=(chromium slurm-wlm munge clang-format)
 
 if want system && [[ "${ATTNBENCH_NO_APT:-0}" != 1 ]] && command -v apt-get >/dev/null; then
   missing=()

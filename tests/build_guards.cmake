@@ -15,3 +15,8 @@ add_test(NAME static.mutations_survive_format
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/mutations_survive_format.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/mutations_survive_format)
 set_tests_properties(static.mutations_survive_format PROPERTIES LABELS "cpu;static" TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# Every C++/CUDA source is formatted (scripts/format.sh --check; .clang-format, docs/style.md);
+# the control: a badly formatted file is reported. ~3 s.
+add_test(NAME static.clang_format COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/clang_format.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(static.clang_format PROPERTIES LABELS "cpu;static" TIMEOUT 120 SKIP_RETURN_CODE 77)

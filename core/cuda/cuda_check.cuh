@@ -22,10 +22,8 @@ inline bool is_sticky(cudaError_t e) {
     case cudaErrorHardwareStackError:
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
+    case cudaErrorECCUncorrectable: return true;
+    default: return false;
   }
 }
 
@@ -35,18 +33,17 @@ inline bool is_sticky(cudaError_t e) {
 
 }  // namespace attnbench::cuda
 
-#define ATTN_CUDA_CHECK(call)                                                        \
-  do {                                                                               \
-    const cudaError_t attn_err_ = (call);                                            \
+#define ATTN_CUDA_CHECK(call)                                                                          \
+  do {                                                                                                 \
+    const cudaError_t attn_err_ = (call);                                                              \
     if (attn_err_ != cudaSuccess) ::attnbench::cuda::throw_cuda(attn_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: catches bad launch configurations at once.
 #define ATTN_CUDA_CHECK_LAUNCH() ATTN_CUDA_CHECK(cudaGetLastError())
 
-#define ATTN_CUBLAS_CHECK(call)                                                          \
-  do {                                                                                   \
-    const cublasStatus_t attn_st_ = (call);                                              \
-    if (attn_st_ != CUBLAS_STATUS_SUCCESS)                                               \
-      ::attnbench::cuda::throw_cublas(attn_st_, #call, __FILE__, __LINE__);              \
+#define ATTN_CUBLAS_CHECK(call)                                                                                  \
+  do {                                                                                                           \
+    const cublasStatus_t attn_st_ = (call);                                                                      \
+    if (attn_st_ != CUBLAS_STATUS_SUCCESS) ::attnbench::cuda::throw_cublas(attn_st_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -32,9 +32,13 @@ __host__ __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162f
 template <class T>
 __host__ __device__ inline T from_float(float x);
 template <>
-__host__ __device__ inline float from_float<float>(float x) { return x; }
+__host__ __device__ inline float from_float<float>(float x) {
+  return x;
+}
 template <>
-__host__ __device__ inline __half from_float<__half>(float x) { return __float2half_rn(x); }
+__host__ __device__ inline __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
 __host__ __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);

@@ -28,7 +28,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem_b
 #if defined(ATTN_EMULATE)
   ::attnbench::emu::launch_kernel(kernel, grid, block, smem_bytes, stream, std::forward<Args>(args)...);
 #else
-  kernel<<<grid, block, smem_bytes, stream>>>(std::forward<Args>(args)...);
+  kernel<<<grid, block, smem_bytes, stream> > >(std::forward<Args>(args)...);
 #endif
   ATTN_CUDA_CHECK_LAUNCH();
 }

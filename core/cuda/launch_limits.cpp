@@ -15,8 +15,10 @@ const device_limits& current_device_limits() {
     }
     auto attr = [&](cudaDeviceAttr a, std::int64_t& dst) {
       int v = 0;
-      if (cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess) dst = v;
-      else cudaGetLastError();
+      if (cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess)
+        dst = v;
+      else
+        cudaGetLastError();
     };
     attr(cudaDevAttrMaxGridDimX, l.grid_x);
     attr(cudaDevAttrMaxGridDimY, l.grid_y);

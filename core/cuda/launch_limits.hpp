@@ -17,7 +17,7 @@ struct device_limits {
   std::int64_t smem_optin = 232448;  // bytes of dynamic shared memory a block may opt into
   int sm_count = 132;
   int cc_major = 9, cc_minor = 0;  // compute capability
-  bool from_device = false;  // false: no usable device, sm_90 (H100/H200) values
+  bool from_device = false;        // false: no usable device, sm_90 (H100/H200) values
 };
 // Queried once per process (cudaDeviceGetAttribute on the current device).
 const device_limits& current_device_limits();

@@ -98,8 +98,10 @@ backend_choice parse_only_backend(const std::vector<std::string>& args, const ch
   backend_choice b = backend_choice::auto_;
   arg_walker w(args, command);
   while (w.next()) {
-    if (w.name() == "--backend") b = parse_backend_choice(w.value());
-    else w.unknown();
+    if (w.name() == "--backend")
+      b = parse_backend_choice(w.value());
+    else
+      w.unknown();
   }
   return b;
 }

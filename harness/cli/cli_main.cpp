@@ -28,7 +28,8 @@ commands:
 
 )";
 
-const char* usage_tail = R"(sweep options: --filter REGEX --shard i/n --backend auto|cpu|cuda --out F.json --resume --append
+const char* usage_tail =
+    R"(sweep options: --filter REGEX --shard i/n --backend auto|cpu|cuda --out F.json --resume --append
   --reps N --rep-time SECONDS --max-configurations N --hot --profile --no-ceilings --dry-run --dump-sweep
   --wait-timeout SECONDS --quarantine-from LOG[,LOG] --ceilings-from F.json --benchmark_*
 See docs/cli.md.
@@ -75,8 +76,10 @@ int cli_main(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.starts_with("--benchmark_") && a.find("--benchmark_out") != 0) gb_argv.push_back(argv[i]);
-    else args.push_back(a);
+    if (a.starts_with("--benchmark_") && a.find("--benchmark_out") != 0)
+      gb_argv.push_back(argv[i]);
+    else
+      args.push_back(a);
   }
   try {
     int gb_argc = static_cast<int>(gb_argv.size());

@@ -48,8 +48,7 @@ int cmd_list(const std::vector<std::string>& args) {
   int n = 0;
   for (const auto& v : registry()) {
     if (which != "all" && which != "auto" && to_string(v.backend) != which) continue;
-    fmt::print("{:<20} {:<5} {:<8} {}\n", v.name, to_string(v.backend), to_string(v.math),
-               supports_summary(v));
+    fmt::print("{:<20} {:<5} {:<8} {}\n", v.name, to_string(v.backend), to_string(v.math), supports_summary(v));
     if (!v.summary.empty()) fmt::print("{:<20} model: {}\n", "", v.summary);
     ++n;
   }

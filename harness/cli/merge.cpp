@@ -12,9 +12,12 @@ merge_cli parse_merge_cli(const std::vector<std::string>& args) {
   merge_cli c;
   cli::arg_walker w(args, "merge");
   while (w.next()) {
-    if (w.name().empty()) c.inputs.push_back(w.positional());
-    else if (w.name() == "--out") c.out = w.value();
-    else w.unknown();
+    if (w.name().empty())
+      c.inputs.push_back(w.positional());
+    else if (w.name() == "--out")
+      c.out = w.value();
+    else
+      w.unknown();
   }
   if (c.out.empty()) throw input_error("'attnbench merge' needs --out");
   if (c.inputs.empty()) throw input_error("'attnbench merge' needs at least one input file");
@@ -26,8 +29,8 @@ int cli::cmd_merge(const std::vector<std::string>& args) {
   check_writable(c.out, "--out");
   const nlohmann::json merged = merge_results(c.inputs);
   write_json_file(c.out, merged);
-  fmt::print(stderr, "attnbench: merged {} files, {} entries into {}\n", c.inputs.size(),
-             merged["benchmarks"].size(), c.out);
+  fmt::print(stderr, "attnbench: merged {} files, {} entries into {}\n", c.inputs.size(), merged["benchmarks"].size(),
+             c.out);
   return exit_ok;
 }
 

@@ -22,27 +22,49 @@ run_options parse_run_options(const std::vector<std::string>& args) {
   arg_walker w(args, "run");
   while (w.next()) {
     const std::string& n = w.name();
-    if (n == "--variant") c.variant = w.value();
-    else if (n == "--backend") c.backend = parse_backend_choice(w.value());
-    else if (n == "--q") c.q = w.value();
-    else if (n == "--k") c.k = w.value();
-    else if (n == "--v") c.v = w.value();
-    else if (n == "--out") c.out = w.value();
-    else if (n == "--lse") c.lse_out = w.value();
-    else if (n == "--mask") c.mask = parse_mask(w.value());
-    else if (n == "--block") c.block = parse_block(w.value());
-    else if (n == "--dtype") c.type = parse_dtype(w.value());
-    else if (n == "--scales") o.scales = parse_scales(w.value());
-    else if (n == "--repeat") c.repeat = parse_count(w.value(), "--repeat");
-    else if (n == "--hot") { w.no_value(); c.hot = true; }
-    else if (n == "--state") c.dstate = parse_positive(w.value(), "--state");
-    else if (n == "--groups") c.ngroups = parse_positive(w.value(), "--groups");
-    else if (n == "--pass") c.pass = parse_pass(w.value());
-    else if (n == "--do") c.d_o = w.value();
-    else if (n == "--dq") c.dq_out = w.value();
-    else if (n == "--dk") c.dk_out = w.value();
-    else if (n == "--dv") c.dv_out = w.value();
-    else w.unknown();
+    if (n == "--variant")
+      c.variant = w.value();
+    else if (n == "--backend")
+      c.backend = parse_backend_choice(w.value());
+    else if (n == "--q")
+      c.q = w.value();
+    else if (n == "--k")
+      c.k = w.value();
+    else if (n == "--v")
+      c.v = w.value();
+    else if (n == "--out")
+      c.out = w.value();
+    else if (n == "--lse")
+      c.lse_out = w.value();
+    else if (n == "--mask")
+      c.mask = parse_mask(w.value());
+    else if (n == "--block")
+      c.block = parse_block(w.value());
+    else if (n == "--dtype")
+      c.type = parse_dtype(w.value());
+    else if (n == "--scales")
+      o.scales = parse_scales(w.value());
+    else if (n == "--repeat")
+      c.repeat = parse_count(w.value(), "--repeat");
+    else if (n == "--hot") {
+      w.no_value();
+      c.hot = true;
+    } else if (n == "--state")
+      c.dstate = parse_positive(w.value(), "--state");
+    else if (n == "--groups")
+      c.ngroups = parse_positive(w.value(), "--groups");
+    else if (n == "--pass")
+      c.pass = parse_pass(w.value());
+    else if (n == "--do")
+      c.d_o = w.value();
+    else if (n == "--dq")
+      c.dq_out = w.value();
+    else if (n == "--dk")
+      c.dk_out = w.value();
+    else if (n == "--dv")
+      c.dv_out = w.value();
+    else
+      w.unknown();
   }
   for (auto [v, what] : {std::pair{&c.variant, "--variant"}, {&c.q, "--q"}, {&c.k, "--k"}, {&c.v, "--v"}})
     if (v->empty()) throw input_error(fmt::format("'attnbench run' needs {}", what));
@@ -108,9 +130,10 @@ host_inputs run_inputs(const problem& p, const run_options& o, npy_array q, npy_
     return in;
   }
   if (o.scales)
-    throw input_error(fmt::format("--scales is for uint8 e4m3 codes; {} is {}, which attnbench quantises itself "
-                                  "(scale amax/448 per tensor)",
-                                  c.q, to_string(q.type)));
+    throw input_error(
+        fmt::format("--scales is for uint8 e4m3 codes; {} is {}, which attnbench quantises itself "
+                    "(scale amax/448 per tensor)",
+                    c.q, to_string(q.type)));
   in.q = std::move(q.data);
   in.k = std::move(k.data);
   in.v = std::move(v.data);
@@ -133,8 +156,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (k.shape.size() != 4)
     throw input_error(fmt::format("{}: K must be [B, Hkv, Nkv, d], got shape {}", c.k, shape_string(k.shape)));
   if (v.shape != k.shape)
-    throw input_error(fmt::format("{}: V shape {} differs from K shape {}", c.v, shape_string(v.shape),
-                                  shape_string(k.shape)));
+    throw input_error(
+        fmt::format("{}: V shape {} differs from K shape {}", c.v, shape_string(v.shape), shape_string(k.shape)));
   if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
     throw input_error(fmt::format("{}: K shape {} does not match Q shape {} (B and d must agree)", c.k,
                                   shape_string(k.shape), shape_string(q.shape)));

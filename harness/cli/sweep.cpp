@@ -32,37 +32,60 @@ sweep_cli parse_sweep_cli(const std::vector<std::string>& args) {
       if (n == "--benchmark_out" || n == "--benchmark_out_format")
         throw input_error(fmt::format("option '{}' is not supported: attnbench writes its JSON to --out", n));
       c.gbench_flags.push_back(w.raw());
-    } else if (const sweep_axis* axis = find_axis_by_flag(n)) axis->set(c.overrides, axis->split(w.value()));
-    else if (n == "--preset") c.preset = w.value();
-    else if (n == "--sweep-file") c.sweep_file = w.value();
-    else if (n == "--filter") c.filter = w.value();
-    else if (n == "--shard") { c.shard = parse_shard(w.value()); c.sharded = true; }
-    else if (n == "--backend") c.backend = parse_backend_choice(w.value());
-    else if (n == "--out") c.out = w.value();
-    else if (n == "--reps") c.reps = cli::parse_count(w.value(), "--reps");
+    } else if (const sweep_axis* axis = find_axis_by_flag(n))
+      axis->set(c.overrides, axis->split(w.value()));
+    else if (n == "--preset")
+      c.preset = w.value();
+    else if (n == "--sweep-file")
+      c.sweep_file = w.value();
+    else if (n == "--filter")
+      c.filter = w.value();
+    else if (n == "--shard") {
+      c.shard = parse_shard(w.value());
+      c.sharded = true;
+    } else if (n == "--backend")
+      c.backend = parse_backend_choice(w.value());
+    else if (n == "--out")
+      c.out = w.value();
+    else if (n == "--reps")
+      c.reps = cli::parse_count(w.value(), "--reps");
     else if (n == "--max-configurations") {
       c.max_configurations = parse_positive(w.value(), "--max-configurations");
       if (c.max_configurations > (std::int64_t{1} << 40))
         throw input_error(fmt::format("--max-configurations {} exceeds the largest accepted 2^40", w.value()));
-    }
-    else if (n == "--rep-time") c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
+    } else if (n == "--rep-time")
+      c.rep_time_s = cli::parse_seconds(w.value(), "--rep-time");
     else if (n == "--wait-timeout")
       c.wait_timeout_s = cli::parse_seconds(w.value(), "--wait-timeout");
     else if (n == "--quarantine-from") {
       for (std::string& f : split_list(w.value(), "--quarantine-from")) c.quarantine_from.push_back(std::move(f));
     } else if (n == "--ceilings-from")
       c.ceilings_from = w.value();
-    else if (n == "--resume") { w.no_value(); c.resume = true; }
-    else if (n == "--append") { w.no_value(); c.append = c.resume = true; }
-    else if (n == "--hot") { w.no_value(); c.hot = true; }
-    else if (n == "--profile") { w.no_value(); c.profile = true; }
-    else if (n == "--no-ceilings") { w.no_value(); c.no_ceilings = true; }
-    else if (n == "--dry-run") { w.no_value(); c.dry_run = true; }
-    else if (n == "--dump-sweep") { w.no_value(); c.dump_sweep = true; }
-    else w.unknown();
+    else if (n == "--resume") {
+      w.no_value();
+      c.resume = true;
+    } else if (n == "--append") {
+      w.no_value();
+      c.append = c.resume = true;
+    } else if (n == "--hot") {
+      w.no_value();
+      c.hot = true;
+    } else if (n == "--profile") {
+      w.no_value();
+      c.profile = true;
+    } else if (n == "--no-ceilings") {
+      w.no_value();
+      c.no_ceilings = true;
+    } else if (n == "--dry-run") {
+      w.no_value();
+      c.dry_run = true;
+    } else if (n == "--dump-sweep") {
+      w.no_value();
+      c.dump_sweep = true;
+    } else
+      w.unknown();
   }
-  if (!c.preset.empty() && !c.sweep_file.empty())
-    throw input_error("give --preset or --sweep-file, not both");
+  if (!c.preset.empty() && !c.sweep_file.empty()) throw input_error("give --preset or --sweep-file, not both");
   if (!c.preset.empty()) make_preset(c.preset);  // validates the name
   if (!c.ceilings_from.empty() && c.no_ceilings) throw input_error("give --ceilings-from or --no-ceilings, not both");
   return c;
@@ -150,7 +173,8 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
     be = open_backend(c.backend);
     kind = be->kind();
   }
-  const std::vector<configuration> configs = select(expand(spec, registry(), kind, c.max_configurations), c.filter, c.shard);
+  const std::vector<configuration> configs =
+      select(expand(spec, registry(), kind, c.max_configurations), c.filter, c.shard);
   if (c.dry_run) {
     int run = 0;
     for (const auto& cfg : configs) {
@@ -188,8 +212,7 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
 
   std::string out = c.out;
   if (out.empty()) {
-    out = fmt::format("results/{}/{}-{}", slug(context.value("device", "unknown")), slug(spec.name),
-                      short_commit());
+    out = fmt::format("results/{}/{}-{}", slug(context.value("device", "unknown")), slug(spec.name), short_commit());
     if (c.sharded) out += fmt::format("-shard{}of{}", c.shard.index, c.shard.count);
     out += ".json";
   }
@@ -230,8 +253,10 @@ int cmd_sweep(const std::vector<std::string>& args, const std::string& command_l
   if (log.existing().torn_lines)
     fmt::print(stderr, "attnbench: ignored {} torn line(s) in {}\n", log.existing().torn_lines, log_path);
   if (log.existing().invalid_lines)
-    fmt::print(stderr, "attnbench: warning: {} invalid line(s) in {} are not finished results and run again "
-               "(first: {})\n", log.existing().invalid_lines, log_path, log.existing().first_invalid);
+    fmt::print(stderr,
+               "attnbench: warning: {} invalid line(s) in {} are not finished results and run again "
+               "(first: {})\n",
+               log.existing().invalid_lines, log_path, log.existing().first_invalid);
 
   opt.keep_originals_bytes = host_available_bytes() / 4;  // originals shared across dtypes (tensors.hpp)
   opt.write_partial = [&] { write_json_file(out, assemble_results(context, log.entries())); };

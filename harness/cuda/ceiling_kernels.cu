@@ -25,14 +25,13 @@ template <class T>
 __global__ void fill_uniform_kernel(T* p, std::int64_t n, std::uint64_t seed) {
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
-    const float u = static_cast<float>(mix(seed ^ mix(static_cast<std::uint64_t>(i))) >> 40) *
-                    (1.f / 16777216.f);  // [0, 1)
+    const float u =
+        static_cast<float>(mix(seed ^ mix(static_cast<std::uint64_t>(i))) >> 40) * (1.f / 16777216.f);  // [0, 1)
     p[i] = from_float<T>(2.f * u - 1.f);
   }
 }
 
-__global__ void copy16_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
-                              std::int64_t n) {
+__global__ void copy16_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::int64_t n) {
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     dst[i] = src[i];
@@ -102,8 +101,7 @@ std::int64_t exp2_chains_first_wrong(const float* out, std::int64_t threads, int
 
 void launch_copy16(const void* src, void* dst, std::size_t bytes, cudaStream_t st) {
   const std::int64_t n = static_cast<std::int64_t>(bytes / 16);
-  launch(copy16_kernel, grid_for(n, 256), 256, 0, st, static_cast<const uint4*>(src),
-         static_cast<uint4*>(dst), n);
+  launch(copy16_kernel, grid_for(n, 256), 256, 0, st, static_cast<const uint4*>(src), static_cast<uint4*>(dst), n);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 

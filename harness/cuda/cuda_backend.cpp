@@ -97,8 +97,7 @@ class cuda_backend final : public backend {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
-      throw backend_error(std::string("no usable CUDA device: cudaGetDeviceCount: ") +
-                          cudaGetErrorString(e));
+      throw backend_error(std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(e));
     if (n == 0) throw backend_error("no CUDA device present");
     ATTN_CUDA_CHECK(cudaGetDevice(&dev_));
     ATTN_CUDA_CHECK(cudaGetDeviceProperties(&prop_, dev_));
@@ -233,8 +232,8 @@ class cuda_backend final : public backend {
                      {"fp16", row.fp16 * per_clk},
                      {"bf16", row.bf16 * per_clk}};
       if (row.fp8 > 0) t["tflops"]["e4m3"] = row.fp8 * per_clk;
-      t["source"] = fmt::format("ops/clock x {} SMs x max clock {:.0f} MHz (an upper bound)",
-                                prop_.multiProcessorCount, sm_hz / 1e6);
+      t["source"] = fmt::format("ops/clock x {} SMs x max clock {:.0f} MHz (an upper bound)", prop_.multiProcessorCount,
+                                sm_hz / 1e6);
     }
     return t;
   }
@@ -256,9 +255,7 @@ class cuda_backend final : public backend {
   double measure_copy_gbps() {
     const cudaStream_t s = stream();
     std::size_t bytes = std::size_t(1) << 30;  // 1 GiB each way, well beyond any L2
-    while (bytes > (std::size_t(64) << 20) &&
-           static_cast<std::int64_t>(2 * bytes) > free_memory_bytes())
-      bytes /= 2;
+    while (bytes > (std::size_t(64) << 20) && static_cast<std::int64_t>(2 * bytes) > free_memory_bytes()) bytes /= 2;
     device_buffer src(bytes), dst(bytes);
     fill_uniform(src.get(), dtype::fp32, static_cast<std::int64_t>(bytes / 4), 99, s);
     for (int i = 0; i < 3; ++i) launch_copy16(src.get(), dst.get(), bytes, s);
@@ -276,8 +273,7 @@ class cuda_backend final : public backend {
     const bool f32 = which == "fp32" || which == "tf32";
     const dtype t = f32 ? dtype::fp32 : (which == "fp16" ? dtype::fp16 : dtype::bf16);
     const cudaDataType ct = f32 ? CUDA_R_32F : (which == "fp16" ? CUDA_R_16F : CUDA_R_16BF);
-    const cublasComputeType_t comp =
-        which == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const cublasComputeType_t comp = which == "tf32" ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const std::int64_t e = dtype_bytes(t);
     std::int64_t n = 8192;  // or the largest power of two that fits
     while (n > 1024 && 3 * n * n * e + (std::int64_t(256) << 20) > free_memory_bytes()) n /= 2;
@@ -287,15 +283,13 @@ class cuda_backend final : public backend {
     fill_uniform(b.get(), t, n * n, 2, s);
     cublasHandle_t h = nullptr;
     ATTN_CUBLAS_CHECK(cublasCreate(&h));
-    std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> guard(
-        h, [](cublasHandle_t x) { cublasDestroy(x); });
+    std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> guard(h, [](cublasHandle_t x) { cublasDestroy(x); });
     ATTN_CUBLAS_CHECK(cublasSetStream(h, s));
     const float one = 1.f, zero = 0.f;
     const int ni = static_cast<int>(n);
     auto gemm = [&] {
-      ATTN_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, a.get(), ct, ni,
-                                     b.get(), ct, ni, &zero, c.get(), ct, ni, comp,
-                                     CUBLAS_GEMM_DEFAULT));
+      ATTN_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, a.get(), ct, ni, b.get(), ct, ni,
+                                     &zero, c.get(), ct, ni, comp, CUBLAS_GEMM_DEFAULT));
     };
     for (int i = 0; i < 3; ++i) gemm();
     std::vector<double> times;

@@ -46,12 +46,11 @@ int thread_id() { return omp_get_thread_num(); }
 
 // Through tile_gemm (AVX-512 micro-kernels, or cblas without AVX-512);
 // cblas directly for a beta other than 0 or 1.
-void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-             std::int64_t ldc) {
+void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if ((beta != 0.0f && beta != 1.0f) || !tile_gemm_vectorised()) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a,
-                int(lda), b, int(ldb), beta, c, int(ldc));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta,
+                c, int(ldc));
     return;
   }
   // The NT fast path: B^T packed once ([k x n], n*k moves against m*n*k
@@ -63,23 +62,21 @@ void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const 
   tile_gemm(m, n, k, alpha, {a, lda, 1}, bt.data(), n, c, ldc, {.accumulate = beta == 1.0f});
 }
 
-void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-             std::int64_t ldc) {
+void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (beta != 0.0f && beta != 1.0f) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a,
-                int(lda), b, int(ldb), beta, c, int(ldc));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
+                beta, c, int(ldc));
     return;
   }
   tile_gemm(m, n, k, alpha, {a, lda, 1}, b, ldb, c, ldc, {.accumulate = beta == 1.0f});
 }
 
-void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-             std::int64_t ldc) {
+void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (beta != 0.0f && beta != 1.0f) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a,
-                int(lda), b, int(ldb), beta, c, int(ldc));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta,
+                c, int(ldc));
     return;
   }
   tile_gemm(m, n, k, alpha, {a, 1, lda}, b, ldb, c, ldc, {.accumulate = beta == 1.0f});
@@ -93,7 +90,6 @@ blas_single_thread::~blas_single_thread() {
 }
 
 // ---- row operations --------------------------------------------------------------------
-
 
 ATTNBENCH_CLONES float row_max(const float* x, std::int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
@@ -149,13 +145,12 @@ ATTNBENCH_CLONES void offset_round_e4m3(float* x, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) x[j] = e4m3_round_fast(fp8_p_offset * x[j]);
 }
 
-void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
-              float masked) {
+void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n, float masked) {
   mask_strided(p, 0, i, c0, row, 1, n, masked);
 }
 
-void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t c0, float* row,
-                  std::int64_t stride, std::int64_t n, float masked) {
+void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t c0, float* row, std::int64_t stride,
+                  std::int64_t n, float masked) {
   // Every key of the tile visible: row i sees all keys, or the tile lies in
   // the global prefix, or inside the row's window.
   if (i < p.mask.global || c0 + n <= p.mask.global) return;
@@ -172,8 +167,8 @@ void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t
     if (!is_visible(p, h, i, c0 + j)) row[j * stride] = masked;
 }
 
-void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
-                     std::int64_t cols, byte_counter& c, std::int64_t elem) {
+void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows, std::int64_t cols,
+                     byte_counter& c, std::int64_t elem) {
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t x = 0; x < cols; ++x) tile[x * ld + r] = global[r * cols + x];
   c.add(elem * rows * cols);
@@ -182,20 +177,14 @@ void load_transposed(float* tile, std::int64_t ld, const float* global, std::int
 // ---- runner base ---------------------------------------------------------------------
 
 cpu_runner::cpu_runner(const problem& p, bool writes_lse)
-    : p_(p),
-      q_(p.q_elems()),
-      k_(p.kv_elems()),
-      v_(p.kv_elems()),
-      o_(p.o_elems()),
-      lse_(writes_lse ? p.rows() : 0) {
+    : p_(p), q_(p.q_elems()), k_(p.kv_elems()), v_(p.kv_elems()), o_(p.o_elems()), lse_(writes_lse ? p.rows() : 0) {
   reset_counters();
 }
 
 void cpu_runner::set_inputs(const host_inputs& in) {
-  if (!(in.p == p_) || in.q.size() != q_.size() || in.k.size() != k_.size() ||
-      in.v.size() != v_.size())
-    throw input_error(fmt::format("inputs for {} given to a runner of {}",
-                                  benchmark_name("?", "cpu", in.p), benchmark_name("?", "cpu", p_)));
+  if (!(in.p == p_) || in.q.size() != q_.size() || in.k.size() != k_.size() || in.v.size() != v_.size())
+    throw input_error(fmt::format("inputs for {} given to a runner of {}", benchmark_name("?", "cpu", in.p),
+                                  benchmark_name("?", "cpu", p_)));
   q_ = in.q;
   k_ = in.k;
   v_ = in.v;

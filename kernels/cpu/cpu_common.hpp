@@ -27,7 +27,7 @@ namespace attnbench::cpu {
 // ---- byte counting -------------------------------------------------------------
 class byte_counter {
  public:
-  void reset();  // one slot per OpenMP thread, zeroed
+  void reset();                  // one slot per OpenMP thread, zeroed
   void add(std::int64_t bytes);  // into the calling thread's slot
   std::int64_t total() const;
 
@@ -56,8 +56,8 @@ inline const float* read_tile(const float* global, std::int64_t n, byte_counter&
 }
 // Counted load of a rows x cols row-major block stored transposed:
 // tile[x * ld + r] = global[r * cols + x] (ld >= rows).
-void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows,
-                     std::int64_t cols, byte_counter& c, std::int64_t elem = 4);
+void load_transposed(float* tile, std::int64_t ld, const float* global, std::int64_t rows, std::int64_t cols,
+                     byte_counter& c, std::int64_t elem = 4);
 inline void fill_store(float* global, float value, std::int64_t n, byte_counter& c, std::int64_t elem = 4) {
   for (std::int64_t x = 0; x < n; ++x) global[x] = value;
   c.add(elem * n);
@@ -73,17 +73,14 @@ using exp_counter = byte_counter;
 
 // ---- tile products (row-major, single-threaded; tile_gemm.hpp) ---------------------
 // C[m x n] = alpha * A[m x k] * B[n x k]^T + beta * C
-void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-             std::int64_t ldc);
+void gemm_nt(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 // C[m x n] = alpha * A[m x k] * B[k x n] + beta * C
-void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-             std::int64_t ldc);
+void gemm_nn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 // C[m x n] = alpha * A[k x m]^T * B[k x n] + beta * C
-void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-             std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-             std::int64_t ldc);
+void gemm_tn(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 
 // Keeps OpenBLAS single-threaded while alive (the kernels parallelise with
 // OpenMP themselves), restoring the previous thread count afterwards.
@@ -124,13 +121,12 @@ inline constexpr float fp8_ln_offset = 5.545177444479562f;  // ln 2^8
 // Masks row i of a score tile holding keys [c0, c0 + n): entries of keys not
 // visible to i become `masked` (-inf for softmax, 0 for linear attention).
 // Whole-row fast path when every key of the tile is visible (core/mask.hpp).
-void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n,
-              float masked);
+void mask_row(const problem& p, std::int64_t i, std::int64_t c0, float* row, std::int64_t n, float masked);
 // The same for a row of scores stored with a stride (column i of a transposed
 // tile: row[j * stride] holds key c0 + j), of query head h (a per-head block
 // layout differs between heads; every other term is the same for all).
-void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t c0, float* row,
-                  std::int64_t stride, std::int64_t n, float masked);
+void mask_strided(const problem& p, std::int64_t h, std::int64_t i, std::int64_t c0, float* row, std::int64_t stride,
+                  std::int64_t n, float masked);
 
 // ---- parallel loop helpers -----------------------------------------------------------
 int max_threads();
@@ -138,9 +134,7 @@ int thread_id();
 // Whether a run is big enough to share among threads: below ~1M
 // multiply-adds (B*H*Nq*Nkv*d) thread start-up and barriers cost more than
 // they save, and on a loaded machine spinning threads cost far more.
-inline bool worth_threads(const problem& p) {
-  return p.B * p.H * p.Nq * p.Nkv * p.d >= (std::int64_t{1} << 20);
-}
+inline bool worth_threads(const problem& p) { return p.B * p.H * p.Nq * p.Nkv * p.d >= (std::int64_t{1} << 20); }
 
 // Task t of a grid over (query tile, batch, head), heaviest query tiles first
 // (with a causal mask the last tiles visit the most keys).
@@ -156,8 +150,7 @@ inline qbh_task qbh_task_of(const problem& p, std::int64_t t) {
 inline std::int64_t q_offset(const problem& p, std::int64_t b, std::int64_t h, std::int64_t i) {
   return ((b * p.H + h) * p.Nq + i) * p.d;
 }
-inline std::int64_t kv_offset(const problem& p, std::int64_t b, std::int64_t hkv,
-                              std::int64_t j) {
+inline std::int64_t kv_offset(const problem& p, std::int64_t b, std::int64_t hkv, std::int64_t j) {
   return ((b * p.Hkv + hkv) * p.Nkv + j) * p.d;
 }
 

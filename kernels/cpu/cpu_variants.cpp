@@ -31,9 +31,7 @@ std::int64_t cpu_memory(const problem& p) {
   return io_bytes(p, lse) + tile_bytes(p) + workspace(p);
 }
 std::int64_t no_workspace(const problem&) { return 0; }
-std::int64_t expand_workspace(const problem& p) {
-  return score_bytes(p) + 2 * 4 * p.B * p.H * p.Nkv * p.d;
-}
+std::int64_t expand_workspace(const problem& p) { return score_bytes(p) + 2 * 4 * p.B * p.H * p.Nkv * p.d; }
 std::int64_t flash1_workspace(const problem& p) { return 2 * 4 * p.rows(); }  // l, m
 // E and F, then K-bar and V-bar.
 std::int64_t linformer_workspace(const problem& p) {
@@ -52,8 +50,7 @@ std::int64_t performer_workspace(const problem& p) {
 }
 std::int64_t splitkv_workspace(const problem& p) { return cpu::splitkv_workspace_bytes(p); }
 std::int64_t linear_workspace(const problem& p) {
-  return 4 * (p.d * p.d + p.d) * p.B * p.Hkv *
-         (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
+  return 4 * (p.d * p.d + p.d) * p.B * p.Hkv * (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
 }
 
 // The scans (docs/alternatives.md): the selective scan's parameters (A, D, bias per channel; B
@@ -171,15 +168,16 @@ void add_cpu_variants(std::vector<variant>& rows) {
   });
   rows.push_back({
       .name = "sparse",
-      .summary = "flash2 visiting only key tiles with a visible pair (window, global; key-tile lists for strided, random, layout)",
+      .summary =
+          "flash2 visiting only key tiles with a visible pair (window, global; key-tile lists for strided, random, layout)",
       .writes_lse = true,
       .caps = flash2_softmax,
       .tags = {tag::fused, tag::tiled},
       .check =
           [](const problem& p) {
             if (p.mask.kind == mask_kind::local || p.mask.global > 0 || p.mask.has_sparse()) return support::yes();
-            return support::no(fmt::format("mask {} has no local/global sparsity; flash2 covers it",
-                                           to_string(p.mask)));
+            return support::no(
+                fmt::format("mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
           },
       .model = cpu_model<model_flops_executed_sparse, model_bytes_sparse, model_exps_sparse>,
       .memory_bytes = cpu_memory<true, no_workspace>,

@@ -36,12 +36,8 @@ inline float exp_approx(float x) {
 // _mm512_undefined_*(), which its own -Wmaybe-uninitialized flags at every inlining (GCC PR
 // 105593, fixed in 12.3); with a constant all-ones mask GCC emits the same unmasked instruction.
 inline constexpr __mmask16 all16 = 0xFFFF;
-__attribute__((target("avx512f"))) inline __m512 max16(__m512 a, __m512 b) {
-  return _mm512_maskz_max_ps(all16, a, b);
-}
-__attribute__((target("avx512f"))) inline __m512 min16(__m512 a, __m512 b) {
-  return _mm512_maskz_min_ps(all16, a, b);
-}
+__attribute__((target("avx512f"))) inline __m512 max16(__m512 a, __m512 b) { return _mm512_maskz_max_ps(all16, a, b); }
+__attribute__((target("avx512f"))) inline __m512 min16(__m512 a, __m512 b) { return _mm512_maskz_min_ps(all16, a, b); }
 
 __attribute__((target("avx512f"))) inline __m512 exp_approx16(__m512 x) {
   const __m512 xc = min16(max16(x, _mm512_set1_ps(exp_lo)), _mm512_set1_ps(exp_hi));

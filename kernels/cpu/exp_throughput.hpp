@@ -15,10 +15,10 @@ namespace attnbench::cpu {
 inline constexpr int exp_chain_lanes = 128;
 
 struct exp_chains_result {
-  std::int64_t exps = 0;      // exponentials executed (threads x lanes x steps)
+  std::int64_t exps = 0;  // exponentials executed (threads x lanes x steps)
   int threads = 0;
   std::int64_t first_wrong = -1;  // first (thread * lanes + lane) whose final value is off; -1: all right
-  std::string path;           // which exp ran: "exp_approx16 (AVX-512)" or "exp_approx (compiler-vectorised)"
+  std::string path;               // which exp ran: "exp_approx16 (AVX-512)" or "exp_approx (compiler-vectorised)"
 };
 
 // Lane c starts at exp_chain_start(c) and runs `steps` steps on each of `threads` threads

@@ -35,8 +35,8 @@
 
 namespace attnbench::cpu {
 
-void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                    float* lse, byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles) {
+void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o, float* lse,
+                    byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -79,8 +79,7 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
         else if (fp8)
           for (std::int64_t j = 0; j < cols; ++j) offset_round_e4m3(st + j * Br, rows);
         // acc = diag(alpha) acc + P V, P = (S^T)^T
-        tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, acc, d,
-                  {.accumulate = acc_written, .c_row_scale = alpha});
+        tile_gemm(rows, d, cols, 1.0f, {st, 1, Br}, vs, d, acc, d, {.accumulate = acc_written, .c_row_scale = alpha});
         acc_written = true;
       }
       for (std::int64_t r = 0; r < rows; ++r) {

@@ -11,7 +11,7 @@ namespace attnbench::cpu {
 // for flash2, exactly the tiles with a visible pair for sparse; built by the
 // runner outside run()), masked element-wise where not fully visible. Adds the bytes it
 // moves to `bytes` and the exps it executes to `exps`.
-void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                    float* lse, byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles);
+void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o, float* lse,
+                    byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles);
 
 }  // namespace attnbench::cpu

@@ -65,15 +65,14 @@ class linear_runner final : public cpu_runner {
         const std::int64_t b = t / p.Hkv, hkv = t % p.Hkv;
         std::fill(st, st + state_elems(), 0.0f);
         for (std::int64_t c = 0; c < nc; ++c) {
-          if (causal_ && c >= first_chunk_)
-            store(state(b, hkv, c - first_chunk_), st, state_elems(), bytes_);
+          if (causal_ && c >= first_chunk_) store(state(b, hkv, c - first_chunk_), st, state_elems(), bytes_);
           if (causal_ && c == nc - 1) break;  // the last chunk feeds no later chunk
           const std::int64_t cols = kv_tile_cols(p, c);
           load(ks, k_.data() + kv_offset(p, b, hkv, c * p.Bc), cols * d, bytes_);
           load(vs, v_.data() + kv_offset(p, b, hkv, c * p.Bc), cols * d, bytes_);
           elu1(ks, cols * d, exps_);
           gemm_tn(d, d, cols, 1.0f, ks, d, vs, d, 1.0f, st, d);  // S += phi(K)^T V
-          for (std::int64_t j = 0; j < cols; ++j)                  // z += sum_j phi(k_j)
+          for (std::int64_t j = 0; j < cols; ++j)                // z += sum_j phi(k_j)
             for (std::int64_t x = 0; x < d; ++x) st[d * d + x] += ks[j * d + x];
         }
         if (!causal_) store(state(b, hkv, 0), st, state_elems(), bytes_);

@@ -16,8 +16,8 @@
 
 namespace attnbench::cpu {
 
-void naive_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                   float* s, float* pm, byte_counter& bytes, exp_counter& exps) {
+void naive_forward(const problem& p, const float* q, const float* k, const float* v, float* o, float* s, float* pm,
+                   byte_counter& bytes, exp_counter& exps) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc, Nkv = p.Nkv;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -75,8 +75,7 @@ void naive_forward(const problem& p, const float* q, const float* k, const float
       std::fill(acc, acc + rows * d, 0.0f);
       for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
         const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-        for (std::int64_t r = 0; r < rows; ++r)
-          load(pt + r * Bc, pm + score_row(b, h, r0 + r) + c0, cols, bytes);
+        for (std::int64_t r = 0; r < rows; ++r) load(pt + r * Bc, pm + score_row(b, h, r0 + r) + c0, cols, bytes);
         load(vs, v + kv_offset(p, b, hkv, c0), cols * d, bytes);
         gemm_nn(rows, d, cols, 1.0f, pt, Bc, vs, d, 1.0f, acc, d);
       }

@@ -27,8 +27,7 @@ class naive_gqa_expand_runner final : public cpu_runner {
   void run() override {
     reset_counters();
     expand();
-    naive_forward(pe_, q_.data(), ke_.data(), ve_.data(), o_.data(), s_.data(), pm_.data(),
-                  bytes_, exps_);
+    naive_forward(pe_, q_.data(), ke_.data(), ve_.data(), o_.data(), s_.data(), pm_.data(), bytes_, exps_);
   }
 
  private:
@@ -56,9 +55,9 @@ class naive_gqa_expand_runner final : public cpu_runner {
     }
   }
 
-  problem pe_;                   // the problem with Hkv = H
-  std::vector<float> ke_, ve_;   // K, V expanded to [B, H, Nkv, d]
-  std::vector<float> s_, pm_;    // S and P, [B, H, Nq, Nkv]
+  problem pe_;                  // the problem with Hkv = H
+  std::vector<float> ke_, ve_;  // K, V expanded to [B, H, Nkv, d]
+  std::vector<float> s_, pm_;   // S and P, [B, H, Nq, Nkv]
 };
 
 }  // namespace

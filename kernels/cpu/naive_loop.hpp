@@ -7,7 +7,7 @@
 namespace attnbench::cpu {
 
 // s and pm are [B, H, Nq, Nkv] fp32 workspaces (S and P). Adds to `bytes` and `exps`.
-void naive_forward(const problem& p, const float* q, const float* k, const float* v, float* o,
-                   float* s, float* pm, byte_counter& bytes, exp_counter& exps);
+void naive_forward(const problem& p, const float* q, const float* k, const float* v, float* o, float* s, float* pm,
+                   byte_counter& bytes, exp_counter& exps);
 
 }  // namespace attnbench::cpu

@@ -38,8 +38,8 @@ std::atomic<bool> force_blas{false};
 constexpr std::int64_t k_chunk = 64;
 
 // The cblas path: T = alpha A B, then C = c_scale C + ab_scale T row by row.
-void tile_gemm_blas(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a,
-                    const float* b, std::int64_t ldb, float* c, std::int64_t ldc, c_update u) {
+void tile_gemm_blas(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a, const float* b,
+                    std::int64_t ldb, float* c, std::int64_t ldc, c_update u) {
   const bool plain = u.c_row_scale == nullptr && u.ab_row_scale == nullptr;
   thread_local std::vector<float> tmp;
   float* t = c;
@@ -53,8 +53,8 @@ void tile_gemm_blas(std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
   // cblas wants lda >= the stored row length even where one row is all there is.
   const std::int64_t lda = tn ? std::max(a.col_stride, m) : std::max(a.row_stride, k);
   const float beta = plain && u.accumulate ? 1.0f : 0.0f;
-  cblas_sgemm(CblasRowMajor, tn ? CblasTrans : CblasNoTrans, CblasNoTrans, int(m), int(n), int(k),
-              alpha, a.a, int(std::max<std::int64_t>(lda, 1)), b, int(std::max(ldb, n)), beta, t, int(ldt));
+  cblas_sgemm(CblasRowMajor, tn ? CblasTrans : CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a.a,
+              int(std::max<std::int64_t>(lda, 1)), b, int(std::max(ldb, n)), beta, t, int(ldt));
   if (plain) return;
   for (std::int64_t i = 0; i < m; ++i) {
     const float cs = !u.accumulate ? 0.0f : u.c_row_scale ? u.c_row_scale[i] : 1.0f;
@@ -80,8 +80,7 @@ struct gemm_args {
 
 // C[i0 .. i0 + MR)[j0 .. j0 + 16 NV), the last vector masked by `last`.
 template <int MR, int NV>
-ATTNBENCH_AVX512 void micro_kernel(const gemm_args& g, std::int64_t i0, std::int64_t j0,
-                                   __mmask16 last) {
+ATTNBENCH_AVX512 void micro_kernel(const gemm_args& g, std::int64_t i0, std::int64_t j0, __mmask16 last) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -133,8 +132,8 @@ ATTNBENCH_AVX512 void micro_kernel(const gemm_args& g, std::int64_t i0, std::int
 
 // Rows of one column panel: full MR blocks, then one block of the remainder.
 template <int MR, int NV>
-ATTNBENCH_AVX512 void rows_tail(const gemm_args& g, std::int64_t i0, std::int64_t rem,
-                                std::int64_t j0, __mmask16 last) {
+ATTNBENCH_AVX512 void rows_tail(const gemm_args& g, std::int64_t i0, std::int64_t rem, std::int64_t j0,
+                                __mmask16 last) {
   if constexpr (MR > 0) {
     if (rem == MR)
       micro_kernel<MR, NV>(g, i0, j0, last);
@@ -145,11 +144,12 @@ ATTNBENCH_AVX512 void rows_tail(const gemm_args& g, std::int64_t i0, std::int64_
 
 // Register budget: MR * NV accumulators + NV B vectors + 1 broadcast <= 32.
 template <int NV>
-constexpr int rows_per_block = NV == 4 ? 6 : NV == 3 ? 8 : 12;
+constexpr int rows_per_block = NV == 4   ? 6
+                               : NV == 3 ? 8
+                                         : 12;
 
 template <int NV>
-ATTNBENCH_AVX512 void column_panel(const gemm_args& g, std::int64_t m, std::int64_t j0,
-                                   __mmask16 last) {
+ATTNBENCH_AVX512 void column_panel(const gemm_args& g, std::int64_t m, std::int64_t j0, __mmask16 last) {
   constexpr int MR = rows_per_block<NV>;
   std::int64_t i = 0;
   for (; i + MR <= m; i += MR) micro_kernel<MR, NV>(g, i, j0, last);
@@ -193,8 +193,8 @@ std::string tile_products_description() {
 
 void tile_gemm_force_blas(bool on) { force_blas.store(on, std::memory_order_relaxed); }
 
-void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a,
-               const float* b, std::int64_t ldb, float* c, std::int64_t ldc, c_update u) {
+void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a, const float* b,
+               std::int64_t ldb, float* c, std::int64_t ldc, c_update u) {
   if (m <= 0 || n <= 0) return;
 #ifdef ATTNBENCH_HAVE_AVX512_KERNELS
   if (tile_gemm_vectorised()) {

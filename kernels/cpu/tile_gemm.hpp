@@ -42,8 +42,8 @@ struct c_update {
 };
 
 // C[m x n] (row-major, ldc) as c_update says, B[k x n] row-major (ldb).
-void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a,
-               const float* b, std::int64_t ldb, float* c, std::int64_t ldc, c_update u);
+void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, a_operand a, const float* b,
+               std::int64_t ldb, float* c, std::int64_t ldc, c_update u);
 
 // Whether tile_gemm runs the AVX-512 micro-kernels (else cblas_sgemm).
 bool tile_gemm_vectorised();

@@ -17,8 +17,8 @@ constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
 // online: m/l in, alpha out (flash2); else m/l out as the block's own max and sum (flash1).
 template <bool online>
-void softmax_columns_scalar(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                            float* m, float* l, float* alpha) {
+void softmax_columns_scalar(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m, float* l,
+                            float* alpha) {
   float mx[256], mu[256], sum[256];  // rows <= Br <= 256
   for (std::int64_t i = 0; i < rows; ++i) mx[i] = online ? m[i] : neg_inf;
   for (std::int64_t j = 0; j < cols; ++j) {
@@ -52,17 +52,15 @@ void softmax_columns_scalar(float* st, std::int64_t cols, std::int64_t ld, std::
 #if defined(__x86_64__) && defined(__GNUC__)
 
 template <bool online>
-__attribute__((target("avx512f"))) void softmax_columns_avx512(float* st, std::int64_t cols,
-                                                               std::int64_t ld, std::int64_t rows,
-                                                               float* m, float* l, float* alpha) {
+__attribute__((target("avx512f"))) void softmax_columns_avx512(float* st, std::int64_t cols, std::int64_t ld,
+                                                               std::int64_t rows, float* m, float* l, float* alpha) {
   const __m512 ninf = _mm512_set1_ps(neg_inf);
   for (std::int64_t i0 = 0; i0 < rows; i0 += 16) {
     const std::int64_t lanes = std::min<std::int64_t>(16, rows - i0);
     const __mmask16 k = static_cast<__mmask16>((1u << lanes) - 1u);
     __m512 mx = online ? _mm512_mask_loadu_ps(ninf, k, m + i0) : ninf;
     float* s = st + i0;
-    for (std::int64_t j = 0; j < cols; ++j)
-      mx = max16(mx, _mm512_mask_loadu_ps(ninf, k, s + j * ld));
+    for (std::int64_t j = 0; j < cols; ++j) mx = max16(mx, _mm512_mask_loadu_ps(ninf, k, s + j * ld));
     const __mmask16 none_seen = _mm512_cmp_ps_mask(mx, ninf, _CMP_EQ_OQ);
     const __m512 mu = _mm512_mask_blend_ps(none_seen, mx, _mm512_setzero_ps());
     __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
@@ -95,8 +93,8 @@ __attribute__((target("avx512f"))) void softmax_columns_avx512(float* st, std::i
 #endif
 
 template <bool online>
-void softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m,
-                     float* l, float* alpha) {
+void softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m, float* l,
+                     float* alpha) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (tile_gemm_vectorised()) return softmax_columns_avx512<online>(st, cols, ld, rows, m, l, alpha);
 #endif
@@ -107,14 +105,14 @@ void softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t
 
 // Both paths (AVX-512 and scalar) exponentiate every score of the tile's real rows
 // and, online, one alpha per row; lanes past `rows` in the last vector are not counted.
-std::int64_t online_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                                    float* m, float* l, float* alpha) {
+std::int64_t online_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m,
+                                    float* l, float* alpha) {
   softmax_columns<true>(st, cols, ld, rows, m, l, alpha);
   return rows * (cols + 1);
 }
 
-std::int64_t block_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                                   float* m_blk, float* l_blk) {
+std::int64_t block_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m_blk,
+                                   float* l_blk) {
   softmax_columns<false>(st, cols, ld, rows, m_blk, l_blk, nullptr);
   return rows * cols;
 }

@@ -19,14 +19,14 @@ namespace attnbench::cpu {
 // alpha_i = exp(m_i - m_new) (0 while m_i = -inf); l_i <- alpha_i l_i + sum_j s_ji;
 // m_i <- m_new. Rows that have seen no visible key keep m = -inf, l = 0.
 // Returns the exps it executed: rows * (cols + 1) (every score, one alpha per row).
-std::int64_t online_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                                    float* m, float* l, float* alpha);
+std::int64_t online_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m,
+                                    float* l, float* alpha);
 
 // The same with a block-local maximum (flash1): m_blk = max_j s_ji;
 // s_ji <- exp(s_ji - m_blk); returns m_blk in m_blk[i], the sum in l_blk[i]
 // (m_blk = -inf and l_blk = 0 for a row with no visible key in the tile).
 // Returns the exps it executed: rows * cols.
-std::int64_t block_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows,
-                                   float* m_blk, float* l_blk);
+std::int64_t block_softmax_columns(float* st, std::int64_t cols, std::int64_t ld, std::int64_t rows, float* m_blk,
+                                   float* l_blk);
 
 }  // namespace attnbench::cpu

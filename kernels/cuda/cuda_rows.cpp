@@ -11,8 +11,8 @@ void add_cuda_rows_flash1(std::vector<variant>& rows);
 void add_cuda_rows_linear(std::vector<variant>& rows);
 void add_cuda_rows_flash2(std::vector<variant>& rows);  // flash2, sparse, flash2_gqa_packed, splitkv
 void add_cuda_rows_flash3(std::vector<variant>& rows);  // flash3 (sm_90a)
-#ifdef ATTNBENCH_WITH_CUDNN  // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
-void add_cuda_rows_cudnn(std::vector<variant>& rows);  // cudnn_sdpa
+#ifdef ATTNBENCH_WITH_CUDNN                             // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
+void add_cuda_rows_cudnn(std::vector<variant>& rows);   // cudnn_sdpa
 #endif
 
 void add_cuda_variants(std::vector<variant>& rows) {

@@ -44,9 +44,8 @@ double model_exps_flash1(const problem& p) {
 double model_exps_flash1_cuda(const problem& p) {
   // flash1.cu: a warp per row exponentiates the block's scores only when the row has a
   // visible key in the block (its max is finite).
-  const std::int64_t n = flash1_row_exps_per_head(p, [&](std::int64_t, const tile_spans& t) {
-    return keys_in_tiles(p, t.first) + keys_in_tiles(p, t.second);
-  });
+  const std::int64_t n = flash1_row_exps_per_head(
+      p, [&](std::int64_t, const tile_spans& t) { return keys_in_tiles(p, t.first) + keys_in_tiles(p, t.second); });
   return static_cast<double>(p.B * p.H * n);
 }
 
@@ -56,8 +55,7 @@ double model_bytes_flash1(const problem& p) {
   for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt) {
     const span64 s = causal_bounded_kv_tiles(p, qt);
     // per visited block and row: Q read, O read and written, l and m read and written
-    per_head += 2 * p.d * e * keys_in_tiles(p, s) +
-                s.size() * q_tile_rows(p, qt) * (p.d * e + 2 * p.d * o + 4 * f32);
+    per_head += 2 * p.d * e * keys_in_tiles(p, s) + s.size() * q_tile_rows(p, qt) * (p.d * e + 2 * p.d * o + 4 * f32);
   }
   return static_cast<double>(p.B * p.H * per_head);
 }
@@ -73,7 +71,7 @@ double model_bytes_flash1_cuda(const problem& p) {
     // Q_i once (a tile that visits no key tile returns before reading it), K_j and V_j
     per_head += (s.empty() ? 0 : r * p.d * e) + 2 * keys * p.d * e;
     if (s.size() > 1) per_head += 2 * (s.size() - 1) * r * state_row;  // state written + read back
-    per_head += r * p.d * eo(p) + f32 * r;  // O and lse written by the last block
+    per_head += r * p.d * eo(p) + f32 * r;                             // O and lse written by the last block
   }
   return static_cast<double>(p.B * p.H * per_head);
 }

@@ -25,9 +25,7 @@ std::int64_t tile_pairs_per_head(const problem& p, Visit visit) {
   return n;
 }
 
-std::int64_t causal_keys(const problem& p, std::int64_t qt) {
-  return keys_in_tiles(p, causal_bounded_kv_tiles(p, qt));
-}
+std::int64_t causal_keys(const problem& p, std::int64_t qt) { return keys_in_tiles(p, causal_bounded_kv_tiles(p, qt)); }
 
 std::int64_t sparse_keys(const problem& p, std::int64_t qt) {
   const tile_spans t = visible_kv_tiles(p, qt);
@@ -124,8 +122,9 @@ model_figures model_flash2_cuda(const problem& p, const cuda::flash2_plan& plan)
   // and scales by its own factor (1). The split merge: each of its d threads per row
   // weighs every split.
   const int wn = plan.geometry.Br == cuda::kDecodeBr ? 4 : 1;
-  return model_tile_walk_cuda(p, plan, {.rescale_per_row = 4 * wn, .final_per_row = 4 * (wn + 1),
-                                        .merge_per_row_split = static_cast<int>(p.d)});
+  return model_tile_walk_cuda(
+      p, plan,
+      {.rescale_per_row = 4 * wn, .final_per_row = 4 * (wn + 1), .merge_per_row_split = static_cast<int>(p.d)});
 }
 
 model_figures model_flash2_splitkv_cpu(const problem& p, const cuda::flash2_plan& plan) {
@@ -144,9 +143,8 @@ model_figures model_tile_walk_cuda(const problem& p, const cuda::flash2_plan& pl
     const double bytes = static_cast<double>(sparse_list_sum(q, [&](std::int64_t r, std::int64_t k) {
       return 2 * p.d * es(p) * k + (k > 0 ? r * p.d * es(p) : 0) + r * (p.d * eo(p) + f32);
     }));
-    const double exps = static_cast<double>(sparse_list_sum(q, [&](std::int64_t r, std::int64_t k, std::int64_t n) {
-      return r * (k + resc * n) + (n > 0 ? r * fin : 0);
-    }));
+    const double exps = static_cast<double>(sparse_list_sum(
+        q, [&](std::int64_t r, std::int64_t k, std::int64_t n) { return r * (k + resc * n) + (n > 0 ? r * fin : 0); }));
     return {model_flops_softmax(p), flops_exec, bytes, exps};
   }
   const std::int64_t rows = cuda::packed_rows(q, plan.pack);
@@ -164,10 +162,10 @@ model_figures model_tile_walk_cuda(const problem& p, const cuda::flash2_plan& pl
       flops_exec += 4.0 * p.d * static_cast<double>(R * keys);
       // a score each, a rescale per row and tile, the epilogue's per row
       exps += static_cast<double>(R * (keys + resc * ord.size()) + (ord.empty() ? 0 : R * fin));
-      bytes += 2.0 * p.d * e * keys;                      // K and V tiles
-      if (!ord.empty()) bytes += R * p.d * e;             // Q (an empty split skips it)
-      bytes += plan.splits == 1 ? R * (p.d * o + 4)       // O and lse, once
-                                : R * (p.d + 1) * 4.0;    // fp32 partial O and lse
+      bytes += 2.0 * p.d * e * keys;                    // K and V tiles
+      if (!ord.empty()) bytes += R * p.d * e;           // Q (an empty split skips it)
+      bytes += plan.splits == 1 ? R * (p.d * o + 4)     // O and lse, once
+                                : R * (p.d + 1) * 4.0;  // fp32 partial O and lse
     }
     if (plan.splits > 1) {  // merge: read every partial, write O and lse; a weight exp per split
       bytes += R * (plan.splits * (p.d + 1) * 4.0 + p.d * o + 4);

@@ -21,9 +21,7 @@ double state_flops(const problem& p) { return 2.0 * p.d * (p.d + 1); }
 std::int64_t state_elems(const problem& p) { return p.d * (p.d + 1); }
 
 // Keys the state pass walks: all (non-causal) or chunks 0 .. nc-2 (causal).
-std::int64_t linear_state_keys(const problem& p) {
-  return linear_causal(p) ? (num_kv_tiles(p) - 1) * p.Bc : p.Nkv;
-}
+std::int64_t linear_state_keys(const problem& p) { return linear_causal(p) ? (num_kv_tiles(p) - 1) * p.Bc : p.Nkv; }
 
 std::int64_t linear_states_per_kv_head(const problem& p) {
   return linear_causal(p) ? num_kv_tiles(p) - linear_first_chunk(p) : 1;
@@ -101,21 +99,18 @@ double model_bytes_linear(const problem& p) {
   const std::int64_t e = es(p);
   if (!linear_causal(p)) {
     const std::int64_t state_pass = p.B * p.Hkv * (2 * p.Nkv * p.d * e + state_bytes(p));
-    const std::int64_t out_pass =
-        p.B * p.H * (num_q_tiles(p) * state_bytes(p) + p.Nq * p.d * (e + eo(p)));
+    const std::int64_t out_pass = p.B * p.H * (num_q_tiles(p) * state_bytes(p) + p.Nq * p.d * (e + eo(p)));
     return static_cast<double>(state_pass + out_pass);
   }
   const std::int64_t nc = num_kv_tiles(p), c0 = linear_first_chunk(p);
   // State pass per (batch, KV head): K, V of chunks 0 .. nc-2 read, one
   // exclusive prefix state written per chunk that holds query rows.
-  const std::int64_t state_pass =
-      p.B * p.Hkv * (2 * (nc - 1) * p.Bc * p.d * e + (nc - c0) * state_bytes(p));
+  const std::int64_t state_pass = p.B * p.Hkv * (2 * (nc - 1) * p.Bc * p.d * e + (nc - c0) * state_bytes(p));
   // Output pass per (batch, head): rows with i' < 0 are written as zeros;
   // each chunk reads its state, its Q rows and K/V keys, writes its O rows.
   std::int64_t out = std::max<std::int64_t>(0, p.Nq - p.Nkv) * p.d * eo(p);
   for (std::int64_t c = c0; c < nc; ++c)
-    out += state_bytes(p) + linear_chunk_rows(p, c).size() * p.d * (e + eo(p)) +
-           kv_tile_cols(p, c) * 2 * p.d * e;
+    out += state_bytes(p) + linear_chunk_rows(p, c).size() * p.d * (e + eo(p)) + kv_tile_cols(p, c) * 2 * p.d * e;
   return static_cast<double>(state_pass + p.B * p.H * out);
 }
 
@@ -126,9 +121,7 @@ span64 linear_chunk_rows(const problem& p, std::int64_t c) {
   return {lo, std::max(lo, hi)};
 }
 
-std::int64_t linear_first_chunk(const problem& p) {
-  return std::max<std::int64_t>(0, p.Nkv - p.Nq) / p.Bc;
-}
+std::int64_t linear_first_chunk(const problem& p) { return std::max<std::int64_t>(0, p.Nkv - p.Nq) / p.Bc; }
 
 double model_bytes_linear_cuda(const problem& p) {
   const std::int64_t e = es(p);
@@ -136,8 +129,8 @@ double model_bytes_linear_cuda(const problem& p) {
   const std::int64_t keys = linear_state_keys(p);
   // State pass per (b, KV head): K once (each block reads its 32 columns), V
   // once per block of state rows, one state per chunk holding rows written.
-  const std::int64_t state_pass = p.B * p.Hkv *
-      (keys * p.d * e * (1 + a_tiles) + linear_states_per_kv_head(p) * f32 * state_elems(p));
+  const std::int64_t state_pass =
+      p.B * p.Hkv * (keys * p.d * e * (1 + a_tiles) + linear_states_per_kv_head(p) * f32 * state_elems(p));
   std::int64_t out = 0;  // per (b, h)
   if (!linear_causal(p)) {
     out = ceil_div(p.Nq, cuda_linear_rows) * f32 * state_elems(p) + p.Nq * p.d * (e + eo(p));

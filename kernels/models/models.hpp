@@ -26,8 +26,8 @@ struct flash2_plan;  // kernels/cuda/flash2/flash2_params.hpp
 }
 
 // Fixed tile edges of the CUDA kernels (the models depend on them).
-inline constexpr std::int64_t cuda_naive_tile = 32;      // naive GEMMs: 32 x 32 outputs, k-step 32
-inline constexpr std::int64_t cuda_linear_rows = 16;     // linear output pass: rows per sub-tile
+inline constexpr std::int64_t cuda_naive_tile = 32;         // naive GEMMs: 32 x 32 outputs, k-step 32
+inline constexpr std::int64_t cuda_linear_rows = 16;        // linear output pass: rows per sub-tile
 inline constexpr std::int64_t cuda_linear_state_rows = 32;  // linear state pass: state rows per block
 
 // ---- every softmax variant ----------------------------------------------------

@@ -14,8 +14,7 @@ namespace {
 
 // Tiled GEMM C[M,N] = A[M,K] B[K,N] with 32 x 32 output tiles: A is read once
 // per column tile, B once per row tile.
-std::int64_t gemm_read_bytes(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ea,
-                             std::int64_t eb) {
+std::int64_t gemm_read_bytes(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ea, std::int64_t eb) {
   const std::int64_t t = cuda_naive_tile;
   return M * K * ea * ceil_div(N, t) + K * N * eb * ceil_div(M, t);
 }
@@ -55,8 +54,8 @@ double model_bytes_naive(const problem& p) {
   // Per (batch, head): pass 1 reads Q once and K once per query tile, writes
   // S; pass 2 reads S and writes P row by row; pass 3 reads P, V once per
   // query tile, writes O.
-  const std::int64_t per_head = es(p) * (p.Nq * p.d + 2 * num_q_tiles(p) * p.Nkv * p.d) +
-                                eo(p) * p.Nq * p.d + 4 * f32 * p.Nq * p.Nkv;
+  const std::int64_t per_head =
+      es(p) * (p.Nq * p.d + 2 * num_q_tiles(p) * p.Nkv * p.d) + eo(p) * p.Nq * p.d + 4 * f32 * p.Nq * p.Nkv;
   return static_cast<double>(p.B * p.H * per_head);
 }
 
@@ -95,8 +94,8 @@ double model_bytes_cublas_unfused(const problem& p) {
   const std::int64_t e = es(p);
   const std::int64_t s = score_elems(p);
   std::int64_t b = e * p.q_elems() + e * p.kv_elems() + f32 * s;  // GEMM 1: Q, K once; S written
-  b += 2 * f32 * s + e * s + f32 * p.rows();                        // softmax
-  b += e * s + e * p.kv_elems() + eo(p) * p.o_elems();              // GEMM 2: P, V once; O written
+  b += 2 * f32 * s + e * s + f32 * p.rows();                      // softmax
+  b += e * s + e * p.kv_elems() + eo(p) * p.o_elems();            // GEMM 2: P, V once; O written
   return static_cast<double>(b);
 }
 

@@ -15,9 +15,7 @@ struct row_index {
   std::int64_t b, h, i;
 };
 
-row_index split_row(const problem& p, std::int64_t r) {
-  return {r / (p.H * p.Nq), (r / p.Nq) % p.H, r % p.Nq};
-}
+row_index split_row(const problem& p, std::int64_t r) { return {r / (p.H * p.Nq), (r / p.Nq) % p.H, r % p.Nq}; }
 
 double phi_elu1(double x) { return x > 0 ? x + 1.0 : std::exp(x); }
 
@@ -63,8 +61,7 @@ reference_rows reference_softmax(const host_inputs& in, std::span<const std::int
 reference_rows reference_linear(const host_inputs& in, std::span<const std::int64_t> rows) {
   const problem& p = in.p;
   if (p.mask.global != 0 || p.mask.kind == mask_kind::local || p.mask.has_sparse())
-    throw input_error(fmt::format("linear attention supports masks none and causal, not '{}'",
-                                  to_string(p.mask)));
+    throw input_error(fmt::format("linear attention supports masks none and causal, not '{}'", to_string(p.mask)));
   const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size());
   reference_rows out{std::vector<double>(n * d, 0.0), {}};
 #pragma omp parallel for schedule(dynamic, 4)

@@ -23,7 +23,10 @@ enum class mode { good, nan_output, throws, throws_sticky, huge, throws_in_timin
 class ref_runner final : public runner {
  public:
   ref_runner(problem p, mode m) : p_(p), mode_(m) {}
-  void set_inputs(const host_inputs& in) override { in_ = in; in_.p = p_; }
+  void set_inputs(const host_inputs& in) override {
+    in_ = in;
+    in_.p = p_;
+  }
   void poison_outputs() override {
     out_.o.assign(p_.o_elems(), std::numeric_limits<float>::quiet_NaN());
     out_.lse.assign(p_.rows(), std::numeric_limits<float>::quiet_NaN());
@@ -58,8 +61,7 @@ inline variant make_row(std::string name, mode m) {
       .writes_lse = true,
       .check =
           [](const problem& p) {
-            return p.mask.kind == mask_kind::local ? support::no("test row: no local masks")
-                                                   : support::yes();
+            return p.mask.kind == mask_kind::local ? support::no("test row: no local masks") : support::yes();
           },
       .model =
           [](const problem& p) {
@@ -74,8 +76,10 @@ inline variant make_row(std::string name, mode m) {
 
 // good, nan, fail, sticky, huge, late (fails inside the timing loop), late_sticky
 inline const std::vector<variant>& rows() {
-  static const std::vector<variant> r = {make_row("t_good", mode::good), make_row("t_nan", mode::nan_output),
-                                         make_row("t_fail", mode::throws), make_row("t_sticky", mode::throws_sticky),
+  static const std::vector<variant> r = {make_row("t_good", mode::good),
+                                         make_row("t_nan", mode::nan_output),
+                                         make_row("t_fail", mode::throws),
+                                         make_row("t_sticky", mode::throws_sticky),
                                          make_row("t_huge", mode::huge),
                                          make_row("t_late", mode::throws_in_timing),
                                          make_row("t_late_sticky", mode::sticky_in_timing)};

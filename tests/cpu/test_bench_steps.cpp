@@ -34,8 +34,7 @@ class small_backend final : public backend {
   std::int64_t free_;
 };
 
-std::vector<configuration> tiny(const std::vector<variant>& rows, std::vector<std::string> names,
-                                const char* masks) {
+std::vector<configuration> tiny(const std::vector<variant>& rows, std::vector<std::string> names, const char* masks) {
   sweep_axes a;
   a.variant = std::move(names);
   a.seq = {24};
@@ -132,7 +131,7 @@ TEST(result_entry, console_line_comes_from_the_typed_result) {
     EXPECT_EQ(r.json, make_entry(c, r.m));
     const std::string line = console_line(r);
     EXPECT_EQ(line, entry_line(r.json)) << c.name;  // the same text as the line read from JSON
-    r.json = nullptr;                                // ... and no JSON needed for it
+    r.json = nullptr;                               // ... and no JSON needed for it
     EXPECT_EQ(console_line(r), line);
     by_status[c.row->name + " " + r.m.status] = line;
   }
@@ -159,12 +158,13 @@ TEST(result_entry, console_line_figures) {
   r.m.val.checked = true;
   r.m.val.rel_err = 1e-7;
   r.m.val.err_ok = true;
-  EXPECT_EQ(console_line(r), fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 ok", "x",
-                                         2.0, 2.0, 1000.0));
+  EXPECT_EQ(console_line(r),
+            fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 ok", "x", 2.0, 2.0, 1000.0));
   EXPECT_EQ(console_line(r, /*profiled=*/true), fmt::format("{:<90} profiled (rel_err 1.0e-07)", "x"));
   r.m.val.e2e_rel_err = 3e-3;  // rounded inputs: the error against the unrounded ones too
-  EXPECT_EQ(console_line(r), fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 (e2e 3.0e-03) ok",
-                                         "x", 2.0, 2.0, 1000.0));
+  EXPECT_EQ(console_line(r),
+            fmt::format("{:<90} {:10.4f} ms {:8.3f} TFLOP/s {:8.1f} GB/s  err 1.0e-07 (e2e 3.0e-03) ok", "x", 2.0, 2.0,
+                        1000.0));
   r.m.val.e2e_rel_err = r.m.val.rel_err;  // fp32: the same figure, not repeated
   r.model.reset();
   r.m.val.err_ok = false;

@@ -66,10 +66,11 @@ void expect_bad_input(const std::string& args, const std::string& names) {
 }  // namespace
 
 TEST(cli, parses_sweep_options) {
-  const sweep_cli c = parse_sweep_cli(words({"--preset", "quick", "--seq=512,1024", "--mask", "none,local:255,0",
-                                             "--kv-heads", "H,H/4,1", "--block", "64x64,128x64", "--shard", "1/4",
-                                             "--resume", "--reps", "7", "--backend", "cpu", "--variant", "flash2,naive",
-                                             "--filter", "causal", "--hot", "--no-ceilings"}));
+  const sweep_cli c = parse_sweep_cli(words(
+      {"--preset",     "quick",        "--seq=512,1024", "--mask",       "none,local:255,0", "--kv-heads", "H,H/4,1",
+       "--block",      "64x64,128x64", "--shard",        "1/4",          "--resume",         "--reps",     "7",
+       "--backend",    "cpu",          "--variant",      "flash2,naive", "--filter",         "causal",     "--hot",
+       "--no-ceilings"}));
   EXPECT_EQ(c.preset, "quick");
   EXPECT_EQ(c.overrides.seq.size(), 2u);
   EXPECT_EQ(c.overrides.mask.size(), 2u);
@@ -92,11 +93,11 @@ TEST(cli, resolves_the_sweep) {
 }
 
 TEST(cli, bad_sweep_options_throw_input_error) {
-  for (auto args : {words({"--frob"}), words({"--seq", "512,,1024"}), words({"--seq"}), words({"--shard", "4/4"}),
-                    words({"--dtype", "fp64"}), words({"--mask", "local:5"}), words({"--preset", "huge"}),
-                    words({"--preset", "quick", "--sweep-file", "x.json"}), words({"--reps", "0"}),
-                    words({"--rep-time", "-1"}), words({"--resume=yes"}), words({"stray"}),
-                    words({"--benchmark_out=x.json"}), words({"--block", "64*64"})})
+  for (auto args :
+       {words({"--frob"}), words({"--seq", "512,,1024"}), words({"--seq"}), words({"--shard", "4/4"}),
+        words({"--dtype", "fp64"}), words({"--mask", "local:5"}), words({"--preset", "huge"}),
+        words({"--preset", "quick", "--sweep-file", "x.json"}), words({"--reps", "0"}), words({"--rep-time", "-1"}),
+        words({"--resume=yes"}), words({"stray"}), words({"--benchmark_out=x.json"}), words({"--block", "64*64"})})
     EXPECT_THROW(parse_sweep_cli(args), input_error) << args[0];
   EXPECT_THROW(parse_run_cli(words({"--variant", "flash2"})), input_error);
   EXPECT_THROW(parse_merge_cli(words({"a.json"})), input_error);
@@ -119,9 +120,10 @@ TEST(cli, run_matches_the_reference_and_times) {
   write_npy(d + "/q.npy", {p.B, p.H, p.Nq, p.d}, in.q);
   write_npy(d + "/k.npy", {p.B, p.Hkv, p.Nkv, p.d}, in.k);
   write_npy(d + "/v.npy", {p.B, p.Hkv, p.Nkv, p.d}, in.v);
-  const proc_result r = run_bin(fmt::format("run --variant flash2 --backend cpu --q {0}/q.npy --k {0}/k.npy "
-                                            "--v {0}/v.npy --out {0}/o.npy --mask causal --block 32x32 --repeat 3",
-                                            d));
+  const proc_result r =
+      run_bin(fmt::format("run --variant flash2 --backend cpu --q {0}/q.npy --k {0}/k.npy "
+                          "--v {0}/v.npy --out {0}/o.npy --mask causal --block 32x32 --repeat 3",
+                          d));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(r.out.starts_with("median_ms=")) << r.out;
   const npy_array o = read_npy(d + "/o.npy");

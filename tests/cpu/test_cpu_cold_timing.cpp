@@ -133,7 +133,11 @@ class clock_runner final : public runner {
 };
 
 cpu_timing_hooks hooks_for(fake_clock& c) {
-  return {.evict = [&c] { c.t += 1.0; c.events += 'E'; },  // an eviction takes 1 s
+  return {.evict =
+              [&c] {
+                c.t += 1.0;
+                c.events += 'E';
+              },  // an eviction takes 1 s
           .now_s = [&c] { return c.t; }};
 }
 
@@ -242,10 +246,12 @@ nlohmann::json sweep_context(const fs::path& dir, const std::string& extra) {
   const fs::path out = dir / "r.json";
   const std::string cmd = std::string(ATTNBENCH_BIN) +
                           " sweep --backend cpu --variant naive --seq 32 --heads 1 --head-dim 16 --reps 1"
-                          " --rep-time 0.001 --no-ceilings --out " + out.string() + " " + extra + " 2>/dev/null";
+                          " --rep-time 0.001 --no-ceilings --out " +
+                          out.string() + " " + extra + " 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   std::array<char, 512> buf{};
-  while (p && std::fgets(buf.data(), buf.size(), p)) {}
+  while (p && std::fgets(buf.data(), buf.size(), p)) {
+  }
   const int st = p ? ::pclose(p) : -1;
   EXPECT_EQ(st, 0) << cmd;
   std::ifstream f(out);

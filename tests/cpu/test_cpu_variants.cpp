@@ -33,14 +33,22 @@ std::vector<std::string> cpu_variant_names() {
 
 // Cycles through masks x tiles exhaustively, GQA shapes and lengths at random.
 std::vector<problem> random_problems(std::int64_t count, std::uint64_t seed) {
-  const std::vector<std::string> masks = {"none",        "causal",           "local:7,0",
-                                          "local:0,0",   "local:3,9",        "local:20,20",
-                                          "global:3",    "causal+global:5", "local:4,0+global:2",
-                                          "local:1,1+global:17", "causal+strided:3,8",
-                                          "local:4,4+global:2+random:16,2", "random:8,3,5"};
+  const std::vector<std::string> masks = {"none",
+                                          "causal",
+                                          "local:7,0",
+                                          "local:0,0",
+                                          "local:3,9",
+                                          "local:20,20",
+                                          "global:3",
+                                          "causal+global:5",
+                                          "local:4,0+global:2",
+                                          "local:1,1+global:17",
+                                          "causal+strided:3,8",
+                                          "local:4,4+global:2+random:16,2",
+                                          "random:8,3,5"};
   const std::vector<std::pair<int, int>> tiles = {{16, 16}, {32, 16}, {16, 32}, {64, 64}};
   const std::vector<std::pair<int, int>> heads = {{2, 2}, {4, 2}, {16, 2}, {3, 1}, {8, 1}};
-  const std::vector<std::pair<int, int>> lengths = {{37, 37}, {50, 83}, {83, 50}, {1, 70},
+  const std::vector<std::pair<int, int>> lengths = {{37, 37}, {50, 83},   {83, 50}, {1, 70},
                                                     {70, 1},  {128, 128}, {100, 5}, {17, 130}};
   std::mt19937_64 gen(seed);
   auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(gen); };
@@ -95,8 +103,8 @@ TEST_P(cpu_variant, matches_fp64_reference) {
     const auto rows = all_rows(p);
     const reference_rows ref = reference_for(v.math, in, rows);
     const error_report e = compare_rows(p, out.o, out.lse, rows, ref.o, ref.lse);
-    EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2 << ", nonfinite "
-                            << e.nonfinite << ", first bad row " << e.first_bad_row;
+    EXPECT_TRUE(e.ok(1e-5)) << v.benchmark_name(p) << ": rel_l2 " << e.rel_l2 << ", nonfinite " << e.nonfinite
+                            << ", first bad row " << e.first_bad_row;
     if (v.writes_lse) EXPECT_LT(e.lse_max_abs, 1e-4) << v.benchmark_name(p);
   }
   EXPECT_GE(ran, 10) << v.name << " supported too few random problems";
@@ -193,8 +201,9 @@ TEST(cpu_variants, per_head_layout) {
   for (std::int64_t e = 0; e < std::int64_t(bits.size()); ++e) bits[e] = ((e * 2654435761u) >> 9) % 3 == 0;
   for (std::int64_t e = 0; e < std::int64_t(bits.size()); ++e) head0[e] = bits[e % (rows * cols)];
   const auto file = [&](const char* name, const std::vector<std::uint8_t>& v) {
-    const std::string path = (std::filesystem::path(testing::TempDir()) /
-                              ("attnbench_cpu_variants_" + std::to_string(::getpid()) + name)).string();
+    const std::string path =
+        (std::filesystem::path(testing::TempDir()) / ("attnbench_cpu_variants_" + std::to_string(::getpid()) + name))
+            .string();
     std::ofstream(path, std::ios::binary) << block_layout_npy({H, rows, cols}, v);
     return path;
   };

@@ -22,8 +22,9 @@ TEST(ExpCeiling, DatasheetRateIsSmsTimes16TimesTheTensorClock) {
   ASSERT_NE(h200, nullptr);
   EXPECT_DOUBLE_EQ(datasheet_exps_per_s(*h200), 132 * 16 * 1830e6);  // 3.865e12, the FA3 paper's 3.9 T/s
   // The clock is the one the dense bf16 figure holds at: SMs x 4096 (sm_90) or 2048 (A100) x clock.
-  for (const char* name : {"NVIDIA H200 NVL", "NVIDIA H200", "NVIDIA H100 NVL", "NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3",
-                           "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100 80GB PCIe"}) {
+  for (const char* name :
+       {"NVIDIA H200 NVL", "NVIDIA H200", "NVIDIA H100 NVL", "NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3",
+        "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100 80GB PCIe"}) {
     const datasheet_part* d = find_datasheet(name);
     ASSERT_NE(d, nullptr) << name;
     const double per_clock = d->fp8 > 0 ? 4096 : 2048;
@@ -40,9 +41,9 @@ TEST(ExpCeiling, TheoreticalRateOfKnownAndOtherGpusAndNoneForCpus) {
        {"device_info", {{"compute_capability", "8.9"}, {"sm_count", 142}, {"sm_clock_mhz", 2505.0}}}});
   EXPECT_DOUBLE_EQ(other["exps_per_s"].get<double>(), 142 * 16 * 2505e6);
   EXPECT_NE(other["exp_source"].get<std::string>().find("upper bound"), std::string::npos);
-  EXPECT_TRUE(theoretical_exp_ceiling({{"device", "NVIDIA B200"},
-                                       {"device_info", {{"compute_capability", "10.0"}, {"sm_count", 148},
-                                                        {"sm_clock_mhz", 1965.0}}}})
+  EXPECT_TRUE(theoretical_exp_ceiling(
+                  {{"device", "NVIDIA B200"},
+                   {"device_info", {{"compute_capability", "10.0"}, {"sm_count", 148}, {"sm_clock_mhz", 1965.0}}}})
                   .is_null());  // not assumed
   EXPECT_TRUE(theoretical_exp_ceiling({{"device", "Intel(R) Xeon(R)"}, {"device_info", {{"threads", 2}}}}).is_null());
 }
@@ -73,7 +74,7 @@ TEST(ExpCeiling, CpuMeasurementRecordsTheRateAndHow) {
 TEST(ExpCeiling, ContextsGetTheExpCeilings) {
   json cpu = {{"device", "stub"}, {"ceilings", json::object()}};
   add_exp_ceilings(cpu, backend_kind::cpu, false);
-  EXPECT_FALSE(cpu["ceilings"].contains("measured"));  // nothing measured unless asked
+  EXPECT_FALSE(cpu["ceilings"].contains("measured"));     // nothing measured unless asked
   EXPECT_FALSE(cpu["ceilings"].contains("theoretical"));  // CPUs have no theoretical rate
   cpu["ceilings"]["measured"] = {{"bandwidth_gbps", 1.0}};
   add_exp_ceilings(cpu, backend_kind::cpu, true);

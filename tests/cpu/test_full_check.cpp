@@ -154,8 +154,8 @@ TEST(full_check, fp32_reference_of_every_row_matches_fp64) {
       {attention_math::softmax, make(1, 3, 1, 90, 40, 16, "causal")},  // rows without keys
       {attention_math::softmax, make(1, 2, 2, 64, 64, 24, "local:7,3+global:5")},
       {attention_math::softmax, make(1, 2, 2, 96, 96, 32, "causal+random:16,2")},
-      {attention_math::softmax, make(1, 1, 1, 3, 5000, 64, "causal")},    // decode-like
-      {attention_math::softmax, make(1, 2, 1, 300, 5000, 32, "causal")},  // two blocks of rows
+      {attention_math::softmax, make(1, 1, 1, 3, 5000, 64, "causal")},         // decode-like
+      {attention_math::softmax, make(1, 2, 1, 300, 5000, 32, "causal")},       // two blocks of rows
       {attention_math::softmax, make(1, 1, 1, 400, 4000, 16, "local:50,10")},  // keys from 3550 on
       {attention_math::linear, make(1, 2, 1, 50, 70, 32, "causal")},
       {attention_math::linear, make(2, 2, 2, 40, 40, 16, "none")},

@@ -16,13 +16,56 @@ using nlohmann::json;
 
 namespace {
 
-const char* const entry_fields[] = {
-    "name", "run_name", "run_type", "aggregate_name", "repetitions", "iterations", "real_time",
-    "cpu_time", "time_unit", "label", "variant", "backend", "dtype", "mask", "group", "status", "B",
-    "H", "Hkv", "Nq", "Nkv", "d", "Br", "Bc", "flops", "flops_executed", "bytes", "bytes_min",
-    "bytes_counted", "time_ms", "time_ms_min", "time_ms_max", "time_cv", "tflops", "gbps",
-    "intensity", "rel_err", "e2e_rel_err", "max_abs_err", "lse_err", "checked_rows", "tolerance", "err_ok",
-    "out_dtype", "rows_total", "rows_checked", "nonfinite_outputs", "worst_row_err", "worst_row", "row_tolerance"};
+const char* const entry_fields[] = {"name",
+                                    "run_name",
+                                    "run_type",
+                                    "aggregate_name",
+                                    "repetitions",
+                                    "iterations",
+                                    "real_time",
+                                    "cpu_time",
+                                    "time_unit",
+                                    "label",
+                                    "variant",
+                                    "backend",
+                                    "dtype",
+                                    "mask",
+                                    "group",
+                                    "status",
+                                    "B",
+                                    "H",
+                                    "Hkv",
+                                    "Nq",
+                                    "Nkv",
+                                    "d",
+                                    "Br",
+                                    "Bc",
+                                    "flops",
+                                    "flops_executed",
+                                    "bytes",
+                                    "bytes_min",
+                                    "bytes_counted",
+                                    "time_ms",
+                                    "time_ms_min",
+                                    "time_ms_max",
+                                    "time_cv",
+                                    "tflops",
+                                    "gbps",
+                                    "intensity",
+                                    "rel_err",
+                                    "e2e_rel_err",
+                                    "max_abs_err",
+                                    "lse_err",
+                                    "checked_rows",
+                                    "tolerance",
+                                    "err_ok",
+                                    "out_dtype",
+                                    "rows_total",
+                                    "rows_checked",
+                                    "nonfinite_outputs",
+                                    "worst_row_err",
+                                    "worst_row",
+                                    "row_tolerance"};
 
 std::vector<configuration> tiny(const std::vector<variant>& rows, std::vector<std::string> names,
                                 const char* masks = "none,causal") {
@@ -86,8 +129,8 @@ TEST(json_output, ok_entry_has_every_schema_field) {
   EXPECT_EQ(e["bytes_counted"], 123);
   EXPECT_FALSE(e.contains("error_occurred"));
   EXPECT_EQ(e["out_dtype"], "fp32");
-  EXPECT_EQ(e["e2e_rel_err"], e["rel_err"]);    // fp32: the inputs are the originals
-  EXPECT_FALSE(e.contains("input_scales"));    // e4m3 entries only
+  EXPECT_EQ(e["e2e_rel_err"], e["rel_err"]);  // fp32: the inputs are the originals
+  EXPECT_FALSE(e.contains("input_scales"));   // e4m3 entries only
 }
 
 TEST(json_output, skipped_failed_and_nan_entries) {
@@ -179,10 +222,10 @@ TEST(json_output, context_and_assembly) {
   f.command_line = "attnbench sweep";
   f.repetitions = 3;
   const json c = make_context(*be, false, f);
-  for (const char* k : {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "caches",
-                        "library_build_type", "attnbench_version", "backend", "device", "host",
-                        "git_commit", "git_dirty", "compiler", "build_type", "preset", "command_line",
-                        "device_info", "ceilings", "timing"})
+  for (const char* k : {"date",   "host_name",          "executable",        "num_cpus", "mhz_per_cpu",
+                        "caches", "library_build_type", "attnbench_version", "backend",  "device",
+                        "host",   "git_commit",         "git_dirty",         "compiler", "build_type",
+                        "preset", "command_line",       "device_info",       "ceilings", "timing"})
     EXPECT_TRUE(c.contains(k)) << k;
   EXPECT_EQ(c["backend"], "cpu");
   EXPECT_EQ(c["timing"]["clock"], "steady_clock");

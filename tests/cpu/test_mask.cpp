@@ -12,11 +12,11 @@ namespace {
 
 std::vector<problem> shapes() {
   std::vector<problem> out;
-  for (const char* mask : {"none", "causal", "local:0,0", "local:5,0", "local:0,7", "local:3,3",
-                           "local:40,2", "global:1", "causal+global:3", "local:2,0+global:5",
-                           "local:0,0+global:30", "local:1,1+global:200"})
-    for (auto [nq, nkv] : {std::pair{1, 1}, {1, 50}, {50, 1}, {31, 31}, {16, 48}, {48, 16},
-                           {33, 100}, {100, 33}, {64, 64}})
+  for (const char* mask :
+       {"none", "causal", "local:0,0", "local:5,0", "local:0,7", "local:3,3", "local:40,2", "global:1",
+        "causal+global:3", "local:2,0+global:5", "local:0,0+global:30", "local:1,1+global:200"})
+    for (auto [nq, nkv] :
+         {std::pair{1, 1}, {1, 50}, {50, 1}, {31, 31}, {16, 48}, {48, 16}, {33, 100}, {100, 33}, {64, 64}})
       for (auto [br, bc] : {std::pair{16, 16}, {16, 32}, {32, 16}}) {
         problem p;
         p.Nq = nq;

@@ -61,10 +61,10 @@ constexpr shape shapes_list[] = {{1, 1}, {1, 50}, {50, 1}, {31, 31}, {16, 48}, {
 std::vector<problem> cases() {
   std::vector<problem> out;
   for (auto [nq, nkv] : shapes_list) {
-    std::vector<std::string> masks = {"strided:0,1",          "strided:3,4",          "causal+strided:2,5",
-                                      "local:1,1+strided:0,3", "strided:2,7+global:3", "random:8,2",
-                                      "random:16,1,7",        "causal+random:8,3,1",  "local:2,0+random:5,2,9",
-                                      "random:4,16+global:2", "strided:1,6+random:8,1"};
+    std::vector<std::string> masks = {"strided:0,1",           "strided:3,4",           "causal+strided:2,5",
+                                      "local:1,1+strided:0,3", "strided:2,7+global:3",  "random:8,2",
+                                      "random:16,1,7",         "causal+random:8,3,1",   "local:2,0+random:5,2,9",
+                                      "random:4,16+global:2",  "strided:1,6+random:8,1"};
     for (std::int64_t b : {8, 13}) {
       const std::string f = layout_file(fmt::format("l_{}_{}_{}.npy", nq, nkv, b), {cdiv(nq, b), cdiv(nkv, b)},
                                         static_cast<unsigned>(nq * 7 + nkv + b));
@@ -153,8 +153,8 @@ TEST(mask_sparse, visible_keys_and_pairs_are_brute_counts) {
       for (std::int64_t i = 0; i < p.Nq; ++i) {
         std::int64_t n = 0;
         for (std::int64_t j = 0; j < p.Nkv; ++j) n += is_visible(p, h, i, j);
-        ASSERT_EQ(visible_keys(p, h, i), n) << to_string(p.mask) << " Nq " << p.Nq << " Nkv " << p.Nkv << " h "
-                                            << h << " i " << i;
+        ASSERT_EQ(visible_keys(p, h, i), n)
+            << to_string(p.mask) << " Nq " << p.Nq << " Nkv " << p.Nkv << " h " << h << " i " << i;
         pairs += n;
       }
     ASSERT_EQ(visible_pairs_per_batch(p), pairs) << to_string(p.mask);
@@ -174,8 +174,7 @@ TEST(mask_sparse, negative_control_count_checker_sees_one_pair_more) {
   EXPECT_EQ(visible_keys(p, 0, 0), n);
 }
 
-bool brute_rect(const problem& p, std::int64_t h, std::int64_t q0, std::int64_t q1, std::int64_t k0,
-                std::int64_t k1) {
+bool brute_rect(const problem& p, std::int64_t h, std::int64_t q0, std::int64_t q1, std::int64_t k0, std::int64_t k1) {
   for (std::int64_t i = q0; i < std::min(q1, p.Nq); ++i)
     for (std::int64_t j = k0; j < std::min(k1, p.Nkv); ++j)
       if (is_visible(p, h, i, j)) return true;
@@ -191,8 +190,8 @@ TEST(mask_sparse, kv_tile_visible_is_exact_on_tiles_and_packed_ranges) {
           for (std::int64_t k0 = 0; k0 < p.Nkv; k0 += 6)
             for (std::int64_t k1 : {k0 + 1, k0 + 9, k0 + 16})
               ASSERT_EQ(kv_tile_visible(p, h, q0, q1, k0, k1), brute_rect(p, h, q0, q1, k0, k1))
-                  << to_string(p.mask) << " Nq " << p.Nq << " Nkv " << p.Nkv << " rows " << q0 << ".." << q1
-                  << " keys " << k0 << ".." << k1;
+                  << to_string(p.mask) << " Nq " << p.Nq << " Nkv " << p.Nkv << " rows " << q0 << ".." << q1 << " keys "
+                  << k0 << ".." << k1;
     }
 }
 
@@ -275,8 +274,8 @@ TEST(mask_sparse, random_blocks_are_distinct_deterministic_and_seeded) {
 
 TEST(mask_sparse, parse_and_canonical_names_round_trip) {
   const std::string f = layout_file("rt.npy", {4, 4}, 1);
-  for (std::string s : {"strided:3,4", "causal+strided:8,8", "local:2,2+global:4+random:64,3",
-                        "random:64,3,99", "causal+global:1+strided:1,2+random:16,2"}) {
+  for (std::string s : {"strided:3,4", "causal+strided:8,8", "local:2,2+global:4+random:64,3", "random:64,3,99",
+                        "causal+global:1+strided:1,2+random:16,2"}) {
     EXPECT_EQ(to_string(parse_mask(s)), s);
   }
   const std::string l = "causal+layout:16:" + f;
@@ -404,7 +403,8 @@ TEST(mask_sparse, reference_on_equivalent_masks) {
   // A lower block-triangular layout (in i' terms) under causal == causal.
   std::vector<std::uint8_t> tri(cdiv(nq, b) * cdiv(nkv, b)), ones(tri.size(), 1);
   for (std::int64_t qb = 0; qb < cdiv(nq, b); ++qb)
-    for (std::int64_t kb = 0; kb < cdiv(nkv, b); ++kb) tri[qb * cdiv(nkv, b) + kb] = kb * b <= qb * b + b - 1 + nkv - nq;
+    for (std::int64_t kb = 0; kb < cdiv(nkv, b); ++kb)
+      tri[qb * cdiv(nkv, b) + kb] = kb * b <= qb * b + b - 1 + nkv - nq;
   const std::string ftri = temp_path("tri.npy"), fones = temp_path("ones.npy");
   write_file(ftri, block_layout_npy({cdiv(nq, b), cdiv(nkv, b)}, tri));
   write_file(fones, block_layout_npy({cdiv(nq, b), cdiv(nkv, b)}, ones));
@@ -437,7 +437,8 @@ TEST(mask_sparse, executed_model_of_sparse_walks_the_list) {
   const kv_tile_list l = make_kv_tile_list(p, tile_walk::visible);
   std::int64_t pairs = 0;
   for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt)
-    for (std::int32_t n = 0; n < l.view().count(0, qt); ++n) pairs += q_tile_rows(p, qt) * kv_tile_cols(p, l.view().at(0, qt, n));
+    for (std::int32_t n = 0; n < l.view().count(0, qt); ++n)
+      pairs += q_tile_rows(p, qt) * kv_tile_cols(p, l.view().at(0, qt, n));
   EXPECT_EQ(model_flops_executed_sparse(p), 4.0 * 16 * pairs * 4);
   EXPECT_LT(model_flops_executed_sparse(p), model_flops_executed_flash2(p));
   EXPECT_LE(model_flops_softmax(p), model_flops_executed_sparse(p));
@@ -497,9 +498,11 @@ TEST(mask_sparse, random_blocks_are_spread_evenly) {
         << nkb;
   }
   // Negative control: a draw that favours low blocks fails the same bound.
-  EXPECT_GT(pick_imbalance([](std::int64_t qb, std::int64_t* o) {
-              for (int t = 0; t < 3; ++t) o[t] = (qb * 7 + t) % (t == 0 ? 8 : 16);
-            }, 16, 3),
+  EXPECT_GT(pick_imbalance(
+                [](std::int64_t qb, std::int64_t* o) {
+                  for (int t = 0; t < 3; ++t) o[t] = (qb * 7 + t) % (t == 0 ? 8 : 16);
+                },
+                16, 3),
             5.0 / std::sqrt(20000.0 * 3 / 16));
 }
 

@@ -9,8 +9,8 @@ using namespace attnbench;
 
 namespace {
 
-problem make(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
-             std::int64_t d, const char* mask, std::int64_t Br = 16, std::int64_t Bc = 16) {
+problem make(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv, std::int64_t d,
+             const char* mask, std::int64_t Br = 16, std::int64_t Bc = 16) {
   return make_problem(B, H, Hkv, Nq, Nkv, d, dtype::fp32, mask, Br, Bc);
 }
 

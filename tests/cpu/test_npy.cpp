@@ -58,7 +58,8 @@ TEST(npy, reads_versions_1_2_3_as_numpy_writes_them) {
     const npy_array a = read_npy(raw_npy("v" + std::to_string(v) + ".npy", v, dict, 24));
     EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2, 3})) << v;
   }
-  EXPECT_EQ(read_npy(raw_npy("scalar.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4)).data.size(), 1u);
+  EXPECT_EQ(
+      read_npy(raw_npy("scalar.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4)).data.size(), 1u);
 }
 
 TEST(npy, rejects_bad_files_naming_the_problem) {
@@ -83,8 +84,9 @@ TEST(npy, rejects_bad_files_naming_the_problem) {
   fails_with(path_of("does-not-exist.npy"), "cannot read");
   // Issue 12: a header claiming 2^61 x 8 x 8 elements with no data, a shape
   // whose product wraps, a directory and an endless device stream.
-  fails_with(raw_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2305843009213693952, 1, 8, 8), }", 0),
-             "more elements than any file holds");
+  fails_with(
+      raw_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2305843009213693952, 1, 8, 8), }", 0),
+      "more elements than any file holds");
   fails_with(raw_npy("wrap.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", 0),
              "more elements than any file holds");
   fails_with(raw_npy("bigish.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 8), }", 16),

@@ -17,8 +17,8 @@ TEST(problem, mask_round_trip) {
 }
 
 TEST(problem, bad_masks_name_the_value) {
-  for (const char* s : {"", "causl", "local:5", "local:a,1", "local:-1,0", "causal+global:0",
-                        "causal+glob:3", "local:1,2,3"}) {
+  for (const char* s :
+       {"", "causl", "local:5", "local:a,1", "local:-1,0", "causal+global:0", "causal+glob:3", "local:1,2,3"}) {
     try {
       parse_mask(s);
       ADD_FAILURE() << "accepted '" << s << "'";
@@ -99,8 +99,7 @@ TEST(problem, mask_bounds_beyond_the_limit_name_the_value) {
       parse_mask(m);
       ADD_FAILURE() << m << " accepted";
     } catch (const input_error& e) {
-      EXPECT_NE(std::string(e.what()).find("exceeds the largest accepted 1099511627776"),
-                std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("exceeds the largest accepted 1099511627776"), std::string::npos)
           << e.what();
     }
   }

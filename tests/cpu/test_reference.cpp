@@ -12,8 +12,8 @@ using namespace attnbench;
 
 namespace {
 
-host_inputs zeros(std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
-                  const char* mask, std::int64_t d = 8) {
+host_inputs zeros(std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv, const char* mask,
+                  std::int64_t d = 8) {
   problem p;
   p.H = H;
   p.Hkv = Hkv;
@@ -21,8 +21,7 @@ host_inputs zeros(std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_
   p.Nkv = Nkv;
   p.d = d;
   p.mask = parse_mask(mask);
-  return {p, std::vector<float>(p.q_elems()), std::vector<float>(p.kv_elems()),
-          std::vector<float>(p.kv_elems())};
+  return {p, std::vector<float>(p.q_elems()), std::vector<float>(p.kv_elems()), std::vector<float>(p.kv_elems())};
 }
 
 // V[j][c] = 10 j + c (head hkv adds 1000 hkv), so averages are easy to write.
@@ -30,8 +29,7 @@ void value_ramp(host_inputs& in) {
   const problem& p = in.p;
   for (std::int64_t h = 0; h < p.Hkv; ++h)
     for (std::int64_t j = 0; j < p.Nkv; ++j)
-      for (std::int64_t c = 0; c < p.d; ++c)
-        in.v[(h * p.Nkv + j) * p.d + c] = float(1000 * h + 10 * j + c);
+      for (std::int64_t c = 0; c < p.d; ++c) in.v[(h * p.Nkv + j) * p.d + c] = float(1000 * h + 10 * j + c);
 }
 
 TEST(reference, equal_keys_give_uniform_weights) {

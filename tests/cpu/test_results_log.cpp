@@ -75,7 +75,10 @@ TEST(results_log, torn_last_line_is_ignored_and_cut_before_appending) {
 TEST(results_log, without_resume_starts_empty) {
   const std::string p = fresh_path("fresh.log.jsonl");
   { results_log(p, false).append({{"name", "a"}}); }
-  { results_log log(p, false); EXPECT_TRUE(log.existing().entries.empty()); }
+  {
+    results_log log(p, false);
+    EXPECT_TRUE(log.existing().entries.empty());
+  }
   EXPECT_TRUE(read_results_log(p).entries.empty());
 }
 
@@ -128,7 +131,11 @@ TEST(results_log, in_memory_entries_equal_a_fresh_read) {
     EXPECT_EQ(log.entries()[0]["v"], 3);
     EXPECT_EQ(json(log.entries()), unique_entries_on_disk(p));
   }
-  { std::ofstream(p, std::ios::app) << "not json\n" << valid_entry("c").dump() << "\n" << R"({"name": "d", "t)"; }
+  {
+    std::ofstream(p, std::ios::app) << "not json\n"
+                                    << valid_entry("c").dump() << "\n"
+                                    << R"({"name": "d", "t)";
+  }
   {
     results_log log(p, /*resume=*/true);  // a bad middle line and a torn tail
     EXPECT_EQ(log.existing().torn_lines, 2);
@@ -140,7 +147,10 @@ TEST(results_log, in_memory_entries_equal_a_fresh_read) {
     EXPECT_EQ(log.entries().back()["name"], "d");
     EXPECT_EQ(log.entries()[1]["v"], 5);
   }
-  { results_log log(p, false); EXPECT_TRUE(log.entries().empty()); }
+  {
+    results_log log(p, false);
+    EXPECT_TRUE(log.entries().empty());
+  }
 }
 
 TEST(results_log, sweep_entries_in_memory_after_a_resume_with_a_torn_tail) {
@@ -198,14 +208,17 @@ TEST(results_log, header_records_the_sweep_and_another_sweep_is_refused_unless_a
   const std::vector<std::string> a{"x", "y"}, b{"x"};
   const std::set<std::string> ka(a.begin(), a.end()), kb(b.begin(), b.end());
   EXPECT_EQ(sweep_identity(a, "c").sweep_id, sweep_identity({"y", "x"}, "c").sweep_id);  // order-free
-  EXPECT_NE(sweep_identity(a, "c").sweep_id, sweep_identity(a, "d").sweep_id);          // the build counts
+  EXPECT_NE(sweep_identity(a, "c").sweep_id, sweep_identity(a, "d").sweep_id);           // the build counts
   { results_log(p, for_sweep(a, ka, false)).append(valid_entry("x")); }
   EXPECT_TRUE(slurp(p).starts_with(R"({"context":{"attnbench_log":)"));
   const log_contents c = read_results_log(p);
   ASSERT_TRUE(c.header.has_value());
   EXPECT_EQ(c.header->sweep_id, sweep_identity(a, "c0ffee").sweep_id);
   EXPECT_EQ(c.entries.size(), 1u);
-  { results_log same(p, for_sweep(a, ka, true)); EXPECT_EQ(same.existing().entries.size(), 1u); }
+  {
+    results_log same(p, for_sweep(a, ka, true));
+    EXPECT_EQ(same.existing().entries.size(), 1u);
+  }
   try {
     results_log other(p, for_sweep(b, kb, true));
     ADD_FAILURE() << "another sweep's log was resumed";
@@ -218,7 +231,7 @@ TEST(results_log, header_records_the_sweep_and_another_sweep_is_refused_unless_a
     EXPECT_EQ(appended.existing().entries.size(), 1u);
   }
   EXPECT_EQ(read_results_log(p).header->sweep_id, sweep_identity(a, "c0ffee").sweep_id);  // kept by --append
-  { std::ofstream(p, std::ios::trunc) << valid_entry("x").dump() << "\n"; }  // an older log: no header
+  { std::ofstream(p, std::ios::trunc) << valid_entry("x").dump() << "\n"; }               // an older log: no header
   EXPECT_THROW(results_log(p, for_sweep(a, ka, true)), input_error);
 }
 
@@ -229,18 +242,20 @@ TEST(results_log, lines_failing_the_schema_are_not_finished_results) {
   { results_log(p, for_sweep(names, known, false)).append(valid_entry("a")); }
   {
     std::ofstream f(p, std::ios::app);
-    f << R"({"name":"b"})" << "\n"                                         // nothing but a name
-      << valid_entry("c", {{"status", "weird"}}).dump() << "\n"             // status not ok|skipped|failed
-      << valid_entry("d", {{"time_ms", "fast"}}).dump() << "\n"             // a number field holds a string
-      << valid_entry("zzz").dump() << "\n"                                  // no configuration of the sweep
-      << valid_entry("e", {{"B", -1}}).dump() << "\n"                       // a negative size
-      << std::string(100, '[') << std::string(100, ']') << "\n";            // deeper than 64 levels
+    f << R"({"name":"b"})"
+      << "\n"                                                     // nothing but a name
+      << valid_entry("c", {{"status", "weird"}}).dump() << "\n"   // status not ok|skipped|failed
+      << valid_entry("d", {{"time_ms", "fast"}}).dump() << "\n"   // a number field holds a string
+      << valid_entry("zzz").dump() << "\n"                        // no configuration of the sweep
+      << valid_entry("e", {{"B", -1}}).dump() << "\n"             // a negative size
+      << std::string(100, '[') << std::string(100, ']') << "\n";  // deeper than 64 levels
   }
   results_log log(p, for_sweep(names, known, true));
   EXPECT_EQ(log.existing().invalid_lines, 5);
   EXPECT_EQ(log.existing().torn_lines, 1);
   EXPECT_EQ(log.existing().names, (std::set<std::string>{"a"}));
-  EXPECT_NE(log.existing().first_invalid.find("field 'variant' is missing"), std::string::npos) << log.existing().first_invalid;
+  EXPECT_NE(log.existing().first_invalid.find("field 'variant' is missing"), std::string::npos)
+      << log.existing().first_invalid;
   const log_contents again = read_results_log(p);  // rewritten without them
   EXPECT_EQ(again.entries.size(), 1u);
   EXPECT_EQ(again.invalid_lines + again.torn_lines, 0);

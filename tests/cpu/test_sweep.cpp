@@ -175,7 +175,8 @@ TEST(sweep, sweep_file_round_trip_and_errors) {
   const auto c = expand(s, testing_rows::rows(), backend_kind::cpu);
   EXPECT_EQ(c.size(), 2u * 2 + 2);
   // to_json / parse_sweep_json round trip gives the same configurations.
-  const auto again = expand(parse_sweep_json(nlohmann::json::parse(to_json(s).dump()), "x"), testing_rows::rows(), backend_kind::cpu);
+  const auto again =
+      expand(parse_sweep_json(nlohmann::json::parse(to_json(s).dump()), "x"), testing_rows::rows(), backend_kind::cpu);
   ASSERT_EQ(again.size(), c.size());
   for (std::size_t i = 0; i < c.size(); ++i) EXPECT_EQ(again[i].name, c[i].name);
   // A bare list of groups works too.
@@ -216,7 +217,8 @@ TEST(sweep, filter_selects_by_regex) {
 
 TEST(sweep, presets_cover_every_cpu_variant_and_chart_group) {
   EXPECT_THROW(make_preset("huge"), input_error);
-  for (const auto& name : preset_names()) EXPECT_NO_THROW(expand(make_preset(name), registry(), backend_kind::cpu)) << name;
+  for (const auto& name : preset_names())
+    EXPECT_NO_THROW(expand(make_preset(name), registry(), backend_kind::cpu)) << name;
   const auto quick = expand(make_preset("quick"), registry(), backend_kind::cpu);
   std::set<std::string> runs, groups;
   for (const auto& c : quick) {

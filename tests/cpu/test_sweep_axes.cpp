@@ -17,9 +17,9 @@ using nlohmann::json;
 namespace {
 
 struct axis_example {
-  std::string good;  // a CLI list
+  std::string good;   // a CLI list
   std::size_t count;  // items in it
-  std::string bad;   // an item the axis rejects, named by the error
+  std::string bad;    // an item the axis rejects, named by the error
 };
 
 const std::map<std::string, axis_example, std::less<>> examples = {
@@ -116,8 +116,7 @@ TEST(sweep_axes, a_bad_item_in_every_axis_is_one_line_naming_it) {
     const std::string& bad = example(a).bad;
     const std::string name(a->name());
     expect_one_line_naming([&] { parse_sweep_cli({a->flag(), bad}); }, bad, "cli " + name);
-    expect_one_line_naming([&] { parse_sweep_cli({a->flag(), example(a).good + "," + bad}); }, bad,
-                           "cli list " + name);
+    expect_one_line_naming([&] { parse_sweep_cli({a->flag(), example(a).good + "," + bad}); }, bad, "cli list " + name);
     json file = json::array({json::object({{name, json::array({bad})}})});
     expect_one_line_naming([&] { parse_sweep_json(file, "f.json"); }, bad, "file " + name);
   }

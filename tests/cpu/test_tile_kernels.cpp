@@ -64,19 +64,20 @@ struct gemm_case {
 
 // C as tile_gemm computes it, in double from the same inputs.
 std::vector<double> gemm_expected(const gemm_case& g, float alpha, const std::vector<float>& a,
-                                  const std::vector<float>& b, std::int64_t ldb,
-                                  const std::vector<float>& c0, std::int64_t ldc,
-                                  const std::vector<float>& cs, const std::vector<float>& ps) {
+                                  const std::vector<float>& b, std::int64_t ldb, const std::vector<float>& c0,
+                                  std::int64_t ldc, const std::vector<float>& cs, const std::vector<float>& ps) {
   std::vector<double> c(c0.begin(), c0.end());
   for (std::int64_t i = 0; i < g.m; ++i)
     for (std::int64_t j = 0; j < g.n; ++j) {
       double s = 0;
-      for (std::int64_t x = 0; x < g.k; ++x)
-        s += double(g.tn ? a[x * g.m + i] : a[i * g.k + x]) * b[x * ldb + j];
+      for (std::int64_t x = 0; x < g.k; ++x) s += double(g.tn ? a[x * g.m + i] : a[i * g.k + x]) * b[x * ldb + j];
       double& out = c[i * ldc + j];
-      if (g.update == 0) out = alpha * s;
-      else if (g.update == 1) out += alpha * s;
-      else out = cs[i] * out + double(ps[i]) * alpha * s;
+      if (g.update == 0)
+        out = alpha * s;
+      else if (g.update == 1)
+        out += alpha * s;
+      else
+        out = cs[i] * out + double(ps[i]) * alpha * s;
     }
   return c;
 }
@@ -117,8 +118,7 @@ TEST_P(both_paths, tile_gemm_matches_double_loops) {
   int cases = 0;
   for (const gemm_case& g : gemm_cases()) {
     const double e = run_gemm_case(g, 100 + cases++, false);
-    ASSERT_LT(e, 2e-6) << "m " << g.m << " n " << g.n << " k " << g.k << " tn " << g.tn
-                       << " update " << g.update;
+    ASSERT_LT(e, 2e-6) << "m " << g.m << " n " << g.n << " k " << g.k << " tn " << g.tn << " update " << g.update;
   }
   EXPECT_GT(cases, 300);
 }
@@ -183,8 +183,7 @@ softmax_case make_softmax_case(std::int64_t rows, std::int64_t cols, std::uint64
 // Checks online_softmax_columns against double; returns the largest error.
 // corrupt: 0 none, 1 a NaN score, 2 a running sum off by 1e-3.
 double check_online(softmax_case c, int corrupt) {
-  std::vector<double> want_st(c.st.begin(), c.st.end()), want_m(c.rows), want_l(c.rows),
-      want_alpha(c.rows);
+  std::vector<double> want_st(c.st.begin(), c.st.end()), want_m(c.rows), want_l(c.rows), want_alpha(c.rows);
   for (std::int64_t i = 0; i < c.rows; ++i) {
     double mx = c.m[i];
     for (std::int64_t j = 0; j < c.cols; ++j) mx = std::max<double>(mx, c.st[j * c.ld + i]);
@@ -206,8 +205,7 @@ double check_online(softmax_case c, int corrupt) {
   double e = 0;
   for (std::int64_t i = 0; i < c.rows; ++i) {
     if (!(c.m[i] == float(want_m[i]))) return std::numeric_limits<double>::infinity();
-    for (std::int64_t j = 0; j < c.cols; ++j)
-      e = std::max(e, max_error({c.st[j * c.ld + i]}, {want_st[j * c.ld + i]}));
+    for (std::int64_t j = 0; j < c.cols; ++j) e = std::max(e, max_error({c.st[j * c.ld + i]}, {want_st[j * c.ld + i]}));
   }
   return std::max({e, max_error(c.l, want_l), max_error(alpha, want_alpha)});
 }

@@ -11,16 +11,16 @@
 namespace attnbench {
 namespace {
 
-problem tile_problem(std::int64_t nq, std::int64_t nkv, const char* mask, std::int64_t br,
-                     std::int64_t bc) {
+problem tile_problem(std::int64_t nq, std::int64_t nkv, const char* mask, std::int64_t br, std::int64_t bc) {
   return make_problem(1, 1, 1, nq, nkv, 64, dtype::bf16, mask, br, bc);
 }
 
 // Aligned ranges: the visible walk is exactly the tiles holding a visible
 // pair; the causal-bound walk is FA2's n_block_max prefix.
 TEST(Tiles, KvTilesForQueriesAreExactlyTheVisibleTiles) {
-  const char* masks[] = {"none", "causal", "local:0,0", "local:37,5", "local:200,300",
-                         "causal+global:3", "local:10,0+global:70", "global:130"};
+  const char* masks[] = {
+      "none",      "causal", "local:0,0", "local:37,5", "local:200,300", "causal+global:3", "local:10,0+global:70",
+      "global:130"};
   for (const char* m : masks)
     for (auto [nq, nkv] : {std::pair{1, 1}, {100, 333}, {333, 100}, {256, 256}, {77, 1000}})
       for (std::int64_t br : {16, 64, 128})
@@ -53,8 +53,9 @@ TEST(Tiles, KvTilesForQueriesAreExactlyTheVisibleTiles) {
 // The per-row rule, the "tile needs no mask" test, and that the visited
 // tiles of any (also packed, unaligned) query range hold every visible pair.
 TEST(Tiles, KernelVisibilityRulesMatchIsVisible) {
-  const char* masks[] = {"none", "causal", "local:0,0", "local:37,5", "local:3,90",
-                         "causal+global:3", "local:10,0+global:70", "global:130"};
+  const char* masks[] = {
+      "none",      "causal", "local:0,0", "local:37,5", "local:3,90", "causal+global:3", "local:10,0+global:70",
+      "global:130"};
   for (const char* m : masks)
     for (auto [nq, nkv] : {std::pair{1, 1}, {100, 333}, {333, 100}, {200, 200}})
       for (std::int64_t bc : {64, 128}) {

@@ -23,9 +23,10 @@ std::vector<std::string> names(const std::vector<const variant*>& rows) {
 const std::vector<variant>& tagged_rows() {
   static const std::vector<variant> rows = [] {
     std::vector<variant> r;
-    const std::vector<std::pair<std::string, std::vector<tag>>> declared = {
-        {"t_a", {tag::baseline}}, {"t_b", {tag::fused, tag::tiled}}, {"t_c", {tag::unfused}},
-        {"t_d", {tag::tiled, tag::gqa}}};
+    const std::vector<std::pair<std::string, std::vector<tag>>> declared = {{"t_a", {tag::baseline}},
+                                                                            {"t_b", {tag::fused, tag::tiled}},
+                                                                            {"t_c", {tag::unfused}},
+                                                                            {"t_d", {tag::tiled, tag::gqa}}};
     for (const auto& [name, tags] : declared) {
       variant v = testing_rows::make_row(name, testing_rows::mode::good);
       v.tags = tags;

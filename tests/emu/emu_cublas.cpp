@@ -82,8 +82,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   if (ldb < imax(1, tb ? n : k)) return invalid(tb ? "ldb < max(1, n) with op(B) = B^T" : "ldb < max(1, k)");
   if (ldc < imax(1, m)) return invalid("ldc < max(1, m)");
   if (!alpha || !beta) return invalid("alpha or beta is null");
-  if (batchCount > 1 && n > 0 && m > 0 &&
-      (strideC < 0 ? -strideC : strideC) < static_cast<long long>(ldc) * n)
+  if (batchCount > 1 && n > 0 && m > 0 && (strideC < 0 ? -strideC : strideC) < static_cast<long long>(ldc) * n)
     return invalid("output matrices overlap (|strideC| < ldc * n): undefined in cuBLAS, rejected here");
   if (computeType != CUBLAS_COMPUTE_32F && computeType != CUBLAS_COMPUTE_32F_FAST_TF32)
     return CUBLAS_STATUS_NOT_SUPPORTED;

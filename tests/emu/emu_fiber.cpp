@@ -287,12 +287,12 @@ struct fiber {
   fstate state = fstate::runnable;
   unsigned tid = 0;
   dim3 idx;
-  unsigned wgen = 0;  // warp collectives this thread has passed
-  unsigned bgen = 0;  // __syncthreads this thread has passed
-  unsigned wggen = 0;  // warpgroup collectives this thread has passed
-  int named_id = -1;   // the named barrier it waits at
+  unsigned wgen = 0;           // warp collectives this thread has passed
+  unsigned bgen = 0;           // __syncthreads this thread has passed
+  unsigned wggen = 0;          // warpgroup collectives this thread has passed
+  int named_id = -1;           // the named barrier it waits at
   const void* mbar = nullptr;  // the mbarrier it waits for
-  bool parked = false;  // finished its CUDA thread; waits in fiber_main for the next one
+  bool parked = false;         // finished its CUDA thread; waits in fiber_main for the next one
   thread_state ts;
   void* asan_fake = nullptr;  // its ASan fake stack while switched out
   void* tsan = nullptr;       // its TSan fiber
@@ -348,7 +348,7 @@ std::size_t g_smem_bytes = 0;
 bool g_in_kernel = false;
 cudaError_t g_last_error = cudaSuccess;
 long g_errors = 0;
-bool g_device_hung = false;  // settings::deadlock_hangs: a deadlock left the device hung
+bool g_device_hung = false;                 // settings::deadlock_hangs: a deadlock left the device hung
 std::map<const void*, int> g_max_dyn_smem;  // cudaFuncSetAttribute(MaxDynamicSharedMemorySize)
 std::map<std::uintptr_t, std::size_t> g_allocs;
 std::mutex g_alloc_mutex;
@@ -361,10 +361,12 @@ std::string kernel_name(const void* fn) {
   std::ifstream f("/proc/self/exe", std::ios::binary);
   const std::vector<char> img((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::uintptr_t bias = 0;
-  dl_iterate_phdr([](dl_phdr_info* i, std::size_t, void* b) {
-    *static_cast<std::uintptr_t*>(b) = i->dlpi_addr;
-    return 1;  // the first entry is the executable
-  }, &bias);
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, std::size_t, void* b) {
+        *static_cast<std::uintptr_t*>(b) = i->dlpi_addr;
+        return 1;  // the first entry is the executable
+      },
+      &bias);
   if (img.size() > sizeof(Elf64_Ehdr)) {
     const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(img.data());
     const auto* sh = reinterpret_cast<const Elf64_Shdr*>(img.data() + eh->e_shoff);
@@ -373,7 +375,8 @@ std::string kernel_name(const void* fn) {
       const auto* sym = reinterpret_cast<const Elf64_Sym*>(img.data() + sh[s].sh_offset);
       const char* str = img.data() + sh[sh[s].sh_link].sh_offset;
       for (std::size_t k = 0; k < sh[s].sh_size / sizeof(Elf64_Sym); ++k)
-        if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value + bias == reinterpret_cast<std::uintptr_t>(fn)) {
+        if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC &&
+            sym[k].st_value + bias == reinterpret_cast<std::uintptr_t>(fn)) {
           int status = 0;
           char* d = abi::__cxa_demangle(str + sym[k].st_name, nullptr, nullptr, &status);
           name = status == 0 && d ? d : str + sym[k].st_name;
@@ -391,15 +394,17 @@ struct tls_block {
 };
 tls_block current_tls_block() {
   tls_block b;
-  dl_iterate_phdr([](dl_phdr_info* i, std::size_t, void* out) {
-    auto* t = static_cast<tls_block*>(out);
-    for (int k = 0; k < i->dlpi_phnum; ++k)
-      if (i->dlpi_phdr[k].p_type == PT_TLS) {
-        t->data = static_cast<unsigned char*>(i->dlpi_tls_data);
-        t->bytes = i->dlpi_phdr[k].p_memsz;
-      }
-    return 1;  // the executable only
-  }, &b);
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, std::size_t, void* out) {
+        auto* t = static_cast<tls_block*>(out);
+        for (int k = 0; k < i->dlpi_phnum; ++k)
+          if (i->dlpi_phdr[k].p_type == PT_TLS) {
+            t->data = static_cast<unsigned char*>(i->dlpi_tls_data);
+            t->bytes = i->dlpi_phdr[k].p_memsz;
+          }
+        return 1;  // the executable only
+      },
+      &b);
   return b;
 }
 
@@ -409,7 +414,8 @@ void fiber_main(void*);
 fiber& fiber_for(unsigned tid) {
   while (g_fibers.size() <= tid) {
     auto f = std::make_unique<fiber>();
-    void* m = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* m = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
       std::fprintf(stderr, "EMU: cannot map a fiber stack\n");
       std::abort();
@@ -451,12 +457,12 @@ void start_fiber(fiber& f) {
   auto* sp = reinterpret_cast<std::uint64_t*>(top - 16 - 64);
   asan_poison(f.stack, kStackBytes, false);  // redzones of frames that never returned
   save_fp_control(reinterpret_cast<unsigned char*>(sp));
-  sp[1] = 0;                                                  // r15
-  sp[2] = 0;                                                  // r14
-  sp[3] = reinterpret_cast<std::uint64_t>(&fiber_main);       // r13: entry
-  sp[4] = reinterpret_cast<std::uint64_t>(&f);                // r12: its argument
-  sp[5] = 0;                                                  // rbx
-  sp[6] = 0;                                                  // rbp
+  sp[1] = 0;                                                      // r15
+  sp[2] = 0;                                                      // r14
+  sp[3] = reinterpret_cast<std::uint64_t>(&fiber_main);           // r13: entry
+  sp[4] = reinterpret_cast<std::uint64_t>(&f);                    // r12: its argument
+  sp[5] = 0;                                                      // rbx
+  sp[6] = 0;                                                      // rbp
   sp[7] = reinterpret_cast<std::uint64_t>(&attn_emu_trampoline);  // return address
   f.sp = sp;
   f.asan_fake = nullptr;  // a fiber abandoned inside a kernel (deadlock) loses its fake stack
@@ -578,12 +584,12 @@ void report_deadlock(const dim3& b) {
                     g_cta.named[id].arrived, g_cta.named[id].want, g_cta.named[id].gen);
       why += buf;
     }
-  if (at_mbar) why += hopper_deadlock_detail([](const void* bar) {
-    unsigned n = 0;
-    for (unsigned t = 0; t < g_cta.n; ++t)
-      n += g_fibers[t]->state == fstate::at_mbarrier && g_fibers[t]->mbar == bar;
-    return n;
-  });
+  if (at_mbar)
+    why += hopper_deadlock_detail([](const void* bar) {
+      unsigned n = 0;
+      for (unsigned t = 0; t < g_cta.n; ++t) n += g_fibers[t]->state == fstate::at_mbarrier && g_fibers[t]->mbar == bar;
+      return n;
+    });
   for (std::size_t w = 0; w < g_cta.warps.size(); ++w) {
     const warp_state& ws = g_cta.warps[w];
     for (int par = 0; par < 2; ++par)
@@ -945,14 +951,13 @@ void run_grid(const launch_config& c, void (*thread_fn)(void*), void* ctx) {
         poison();  // NaN in every __shared__ array
         if (!run_cta(dim3(x, y, z), static_cast<unsigned>(threads))) goto out;
       }
-out:
-  {
-    std::size_t o = 0;
-    for (const range& r : statics) {
-      std::memcpy(tls.data + r.lo, saved.data() + o, r.hi - r.lo);
-      o += r.hi - r.lo;
-    }
+out : {
+  std::size_t o = 0;
+  for (const range& r : statics) {
+    std::memcpy(tls.data + r.lo, saved.data() + o, r.hi - r.lo);
+    o += r.hi - r.lo;
   }
+}
   for (const range& h : holes) asan_poison(tls.data + h.lo, h.hi - h.lo, false);
   g_in_kernel = false;
   g_kernel = nullptr;

@@ -18,10 +18,10 @@ struct thread_state {
   std::vector<std::vector<async_copy>> groups;  // committed cp.async groups, oldest first
   std::vector<async_copy> pending;              // not yet committed
 };
-thread_state& current_thread();           // the running CUDA thread
+thread_state& current_thread();  // the running CUDA thread
 unsigned current_lane();
-const unsigned char* dynamic_smem_begin();  // of the running kernel (the extern __shared__ array it uses)
-std::size_t dynamic_smem_bytes();           // of the running launch
+const unsigned char* dynamic_smem_begin();          // of the running kernel (the extern __shared__ array it uses)
+std::size_t dynamic_smem_bytes();                   // of the running launch
 void set_dynamic_smem(const unsigned char* begin);  // the array kernels of this TU declare
 
 // ---- Hopper support (emu_hopper.cpp) -------------------------------------------
@@ -29,7 +29,7 @@ bool in_kernel_thread();
 unsigned current_tid();  // in the CTA
 unsigned cta_threads();
 bool in_shared(const void* p, std::size_t n);  // inside the __shared__ storage (the static TLS block)
-void note_progress();  // an event that may let a waiting thread go on
+void note_progress();                          // an event that may let a waiting thread go on
 // The runtime's own bookkeeping in a running fiber (TSan ignore region), and
 // happens-before edges (TSan release/acquire on a sync object's address).
 void runtime_section_begin();

@@ -24,8 +24,7 @@ struct launch_config {
 void run_grid(const launch_config& c, void (*thread_fn)(void*), void* ctx);
 
 template <class... P, class... A>
-void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem_bytes, cudaStream_t,
-                   A&&... args) {
+void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem_bytes, cudaStream_t, A&&... args) {
   using params_t = std::tuple<std::decay_t<P>...>;
   struct ctx_t {
     void (*k)(P...);
@@ -33,12 +32,13 @@ void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem
   };
   const params_t params(std::forward<A>(args)...);
   ctx_t ctx{kernel, &params};
-  run_grid({reinterpret_cast<const void*>(kernel), grid, block, smem_bytes},
-           [](void* c) {
-             auto* x = static_cast<ctx_t*>(c);
-             std::apply(x->k, *x->params);
-           },
-           &ctx);
+  run_grid(
+      {reinterpret_cast<const void*>(kernel), grid, block, smem_bytes},
+      [](void* c) {
+        auto* x = static_cast<ctx_t*>(c);
+        std::apply(x->k, *x->params);
+      },
+      &ctx);
 }
 
 }  // namespace attnbench::emu

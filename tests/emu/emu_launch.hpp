@@ -16,13 +16,12 @@ template <class K>
 void launch_flash2_fwd(const flash2_params& prm, void* stream) {
   if (std::string why = flash2_tile_mismatch<K>(prm); !why.empty()) throw backend_error(why);
   static const bool configured = [] {
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash2_fwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         K::smem_bytes));
+    ATTN_CUDA_CHECK(
+        cudaFuncSetAttribute(flash2_fwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::smem_bytes));
     return true;
   }();
   (void)configured;
-  launch(flash2_fwd_kernel<K>, flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream),
-         prm);
+  launch(flash2_fwd_kernel<K>, flash2_grid<K>(prm), K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream), prm);
 }
 
 }  // namespace attnbench::cuda

@@ -49,7 +49,8 @@ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
   auto* s = static_cast<const unsigned char*>(gmem);
   if ((reinterpret_cast<std::uintptr_t>(d) & 15) || (reinterpret_cast<std::uintptr_t>(s) & 15))
     fail("cp.async address not 16-byte aligned");
-  if (d < smem_begin() || d + 16 > smem_begin() + dynamic_smem_bytes()) fail("cp.async destination outside dynamic smem");
+  if (d < smem_begin() || d + 16 > smem_begin() + dynamic_smem_bytes())
+    fail("cp.async destination outside dynamic smem");
   if (src_bytes != 0 && src_bytes != 16) fail("cp.async src-size other than 0 or 16");
   if (src_bytes > 0 && !g_reads.empty()) {  // the test names the input tensors
     bool ok = false;
@@ -135,7 +136,9 @@ void mma_16816_any(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
     const auto u = static_cast<std::uint16_t>(r >> (16 * half));
     return bf16 ? emu_bf16_bits_to_float(u) : emu_half_bits_to_float(u);
   };
-  auto A = [&](int m, int k) { return val(reg(4 * (m & 7) + ((k & 7) >> 1), (m >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)), k & 1); };
+  auto A = [&](int m, int k) {
+    return val(reg(4 * (m & 7) + ((k & 7) >> 1), (m >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)), k & 1);
+  };
   auto B = [&](int k, int n) { return val(reg(4 * n + ((k & 7) >> 1), 4 + (k >= 8 ? 1 : 0)), k & 1); };
   const int lane = static_cast<int>(current_lane());
   const int g = lane >> 2, t = lane & 3;

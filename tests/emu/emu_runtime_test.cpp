@@ -246,9 +246,8 @@ TEST(EmuCublas, RejectsWhatTheDocumentationRejects) {
   const float one = 1.f;
   auto call = [&](cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb, int ldc,
                   long long sc, int batch, cudaDataType ct = CUDA_R_32F) {
-    return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, &one, A.data(), CUDA_R_32F, lda, 0, B.data(), CUDA_R_32F,
-                                      ldb, 0, &one, C.data(), ct, ldc, sc, batch, CUBLAS_COMPUTE_32F,
-                                      CUBLAS_GEMM_DEFAULT);
+    return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, &one, A.data(), CUDA_R_32F, lda, 0, B.data(), CUDA_R_32F, ldb,
+                                      0, &one, C.data(), ct, ldc, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   };
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(call(CUBLAS_OP_N, CUBLAS_OP_N, 4, 2, 3, 4, 3, 4, 8, 2), CUBLAS_STATUS_SUCCESS);

@@ -49,34 +49,50 @@ const test_case kCases[] = {
     // name, group, B, H, Hkv, Nq, Nkv, d, type, mask, Br, Bc, kind, splits, early
     {"d64_fp16_64x64_causal_gqa2_ragged", "main", 1, 2, 1, 70, 133, 64, dtype::fp16, "causal", 64, 64, kind::flash2},
     {"d64_bf16_64x64_none_B2", "main", 2, 1, 1, 65, 70, 64, dtype::bf16, "none", 64, 64, kind::flash2, 1, true},
-    {"d64_fp16_128x64_local_global", "main", 1, 1, 1, 130, 200, 64, dtype::fp16, "local:20,5+global:3", 128, 64, kind::flash2},
+    {"d64_fp16_128x64_local_global", "main", 1, 1, 1, 130, 200, 64, dtype::fp16, "local:20,5+global:3", 128, 64,
+     kind::flash2},
     {"d64_bf16_128x64_causal", "main", 1, 1, 1, 129, 129, 64, dtype::bf16, "causal", 128, 64, kind::flash2},
-    {"d64_bf16_128x128_local_early", "main", 1, 1, 1, 129, 300, 64, dtype::bf16, "local:30,10", 128, 128, kind::flash2, 1, true},
+    {"d64_bf16_128x128_local_early", "main", 1, 1, 1, 129, 300, 64, dtype::bf16, "local:30,10", 128, 128, kind::flash2,
+     1, true},
     {"d64_fp16_128x128_none", "main", 1, 1, 1, 100, 140, 64, dtype::fp16, "none", 128, 128, kind::flash2},
     {"d128_bf16_64x64_causal_B2", "main", 2, 2, 2, 65, 130, 128, dtype::bf16, "causal", 64, 64, kind::flash2, 1, true},
     {"d128_fp16_64x64_none", "main", 1, 1, 1, 40, 90, 128, dtype::fp16, "none", 64, 64, kind::flash2},
-    {"d128_bf16_128x64_sparse_NqgtNkv", "main", 1, 1, 1, 150, 100, 128, dtype::bf16, "local:20,5+global:3", 128, 64, kind::sparse},
+    {"d128_bf16_128x64_sparse_NqgtNkv", "main", 1, 1, 1, 150, 100, 128, dtype::bf16, "local:20,5+global:3", 128, 64,
+     kind::sparse},
     {"d128_fp16_128x64_causal", "main", 1, 1, 1, 130, 150, 128, dtype::fp16, "causal", 128, 64, kind::flash2},
     {"d128_bf16_128x128_none_qreread", "main", 1, 1, 1, 130, 200, 128, dtype::bf16, "none", 128, 128, kind::flash2},
     {"d128_fp16_128x128_Nq1_Nkv1", "main", 1, 1, 1, 1, 1, 128, dtype::fp16, "none", 128, 128, kind::flash2},
     {"d128_fp16_128x32_causal", "main", 1, 1, 1, 130, 100, 128, dtype::fp16, "causal", 128, 32, kind::flash2},
     {"d128_bf16_128x32_local", "main", 1, 1, 1, 128, 160, 128, dtype::bf16, "local:40,0", 128, 32, kind::flash2},
-    {"d64_fp16_64x64_causal_masked_rows_empty_cta", "main", 1, 1, 1, 150, 20, 64, dtype::fp16, "causal", 64, 64, kind::flash2},
+    {"d64_fp16_64x64_causal_masked_rows_empty_cta", "main", 1, 1, 1, 150, 20, 64, dtype::fp16, "causal", 64, 64,
+     kind::flash2},
     // Sparse mask terms (issue 15): the sparse row walks the runner's key-tile lists; flash2 masks them element-wise.
-    {"d64_fp16_64x64_sparse_causal_strided_gqa2", "main", 1, 2, 1, 130, 200, 64, dtype::fp16, "causal+strided:8,37", 64, 64, kind::sparse},
-    {"d64_bf16_128x64_sparse_local_random_global", "main", 1, 1, 1, 150, 260, 64, dtype::bf16, "local:10,10+global:3+random:32,2,5", 128, 64, kind::sparse},
-    {"d128_fp16_128x128_sparse_strided", "main", 1, 1, 1, 140, 300, 128, dtype::fp16, "strided:4,50", 128, 128, kind::sparse},
-    {"d128_bf16_64x64_flash2_causal_random", "main", 1, 1, 1, 100, 180, 128, dtype::bf16, "causal+random:48,2", 64, 64, kind::flash2},
-    {"d64_bf16_64x64_sparse_two_spans", "main", 1, 2, 2, 300, 300, 64, dtype::bf16, "local:30,0+global:10", 64, 64, kind::sparse},
+    {"d64_fp16_64x64_sparse_causal_strided_gqa2", "main", 1, 2, 1, 130, 200, 64, dtype::fp16, "causal+strided:8,37", 64,
+     64, kind::sparse},
+    {"d64_bf16_128x64_sparse_local_random_global", "main", 1, 1, 1, 150, 260, 64, dtype::bf16,
+     "local:10,10+global:3+random:32,2,5", 128, 64, kind::sparse},
+    {"d128_fp16_128x128_sparse_strided", "main", 1, 1, 1, 140, 300, 128, dtype::fp16, "strided:4,50", 128, 128,
+     kind::sparse},
+    {"d128_bf16_64x64_flash2_causal_random", "main", 1, 1, 1, 100, 180, 128, dtype::bf16, "causal+random:48,2", 64, 64,
+     kind::flash2},
+    {"d64_bf16_64x64_sparse_two_spans", "main", 1, 2, 2, 300, 300, 64, dtype::bf16, "local:30,0+global:10", 64, 64,
+     kind::sparse},
     {"d64_bf16_64x64_packed_g3_causal", "main", 1, 6, 2, 50, 90, 64, dtype::bf16, "causal", 64, 64, kind::packed},
-    {"d64_fp16_128x64_packed_g4_local_global", "main", 1, 4, 1, 40, 260, 64, dtype::fp16, "local:5,17+global:2", 128, 64, kind::packed},
+    {"d64_fp16_128x64_packed_g4_local_global", "main", 1, 4, 1, 40, 260, 64, dtype::fp16, "local:5,17+global:2", 128,
+     64, kind::packed},
     {"d128_bf16_64x64_packed_g8_none", "main", 1, 8, 1, 10, 100, 128, dtype::bf16, "none", 64, 64, kind::packed},
-    {"decode_d128_bf16_g4_causal_16splits_empty", "decode", 1, 8, 2, 3, 700, 128, dtype::bf16, "causal", 0, 0, kind::splitkv, 16},
-    {"decode_d64_fp16_mqa_g8_local_8splits", "decode", 1, 8, 1, 1, 300, 64, dtype::fp16, "local:40,0", 0, 0, kind::splitkv, 8},
-    {"decode_d128_fp16_g4_Nq16_causal_global_3splits", "decode", 1, 4, 1, 16, 200, 128, dtype::fp16, "causal+global:2", 0, 0, kind::splitkv, 3},
-    {"decode_d64_bf16_two_spans_5splits", "decode", 1, 4, 2, 16, 900, 64, dtype::bf16, "local:100,0+global:2", 0, 0, kind::splitkv, 5},
-    {"decode_d128_bf16_mqa_g32_2splits", "decode", 1, 32, 1, 2, 150, 128, dtype::bf16, "causal", 0, 0, kind::splitkv, 2},
-    {"decode_d64_fp16_causal_masked_rows_4splits", "decode", 1, 2, 2, 16, 10, 64, dtype::fp16, "causal", 0, 0, kind::splitkv, 4},
+    {"decode_d128_bf16_g4_causal_16splits_empty", "decode", 1, 8, 2, 3, 700, 128, dtype::bf16, "causal", 0, 0,
+     kind::splitkv, 16},
+    {"decode_d64_fp16_mqa_g8_local_8splits", "decode", 1, 8, 1, 1, 300, 64, dtype::fp16, "local:40,0", 0, 0,
+     kind::splitkv, 8},
+    {"decode_d128_fp16_g4_Nq16_causal_global_3splits", "decode", 1, 4, 1, 16, 200, 128, dtype::fp16, "causal+global:2",
+     0, 0, kind::splitkv, 3},
+    {"decode_d64_bf16_two_spans_5splits", "decode", 1, 4, 2, 16, 900, 64, dtype::bf16, "local:100,0+global:2", 0, 0,
+     kind::splitkv, 5},
+    {"decode_d128_bf16_mqa_g32_2splits", "decode", 1, 32, 1, 2, 150, 128, dtype::bf16, "causal", 0, 0, kind::splitkv,
+     2},
+    {"decode_d64_fp16_causal_masked_rows_4splits", "decode", 1, 2, 2, 16, 10, 64, dtype::fp16, "causal", 0, 0,
+     kind::splitkv, 4},
     {"decode_d64_bf16_g3_1split", "decode", 1, 3, 1, 5, 170, 64, dtype::bf16, "none", 0, 0, kind::splitkv, 1},
 };
 
@@ -196,8 +212,7 @@ int run_faults() {
           emu::config().inject = pr.f;
           const outcome o = run_case(c, true);
           emu::config().inject = emu::fault::none;
-          std::printf("fault %-18s on %-40s -> %s\n", emu::to_string(pr.f), c.name,
-                      o.ok ? "NOT detected" : "detected");
+          std::printf("fault %-18s on %-40s -> %s\n", emu::to_string(pr.f), c.name, o.ok ? "NOT detected" : "detected");
           caught |= !o.ok;
         }
     missed += !caught;
@@ -207,9 +222,11 @@ int run_faults() {
     const char* label;
     std::vector<const char*> cases;
   } plumbing[] = {
-      {plumbing_fault::drop_listed_tile, "drop_listed_tile",
+      {plumbing_fault::drop_listed_tile,
+       "drop_listed_tile",
        {"d64_bf16_128x64_sparse_local_random_global", "d128_fp16_128x128_sparse_strided"}},
-      {plumbing_fault::kernel_ignores_sparse, "kernel_ignores_sparse",
+      {plumbing_fault::kernel_ignores_sparse,
+       "kernel_ignores_sparse",
        {"d64_fp16_64x64_sparse_causal_strided_gqa2", "d128_bf16_64x64_flash2_causal_random"}},
   };
   for (const auto& pr : plumbing)

@@ -101,7 +101,9 @@ int main(int argc, char** argv) {
     std::printf("%d %d\n", out[0], out[1]);
     return 0;
   }
-  std::fprintf(stderr, "usage: %s handoff_{none,syncthreads,syncwarp,shfl} | global_in_bounds | global_past_end | "
-               "dyn_smem_past_launch | signed_overflow\n", argv[0]);
+  std::fprintf(stderr,
+               "usage: %s handoff_{none,syncthreads,syncwarp,shfl} | global_in_bounds | global_past_end | "
+               "dyn_smem_past_launch | signed_overflow\n",
+               argv[0]);
   return 2;
 }

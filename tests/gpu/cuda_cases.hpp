@@ -26,17 +26,14 @@ struct shape {
 // one KV head, decode (Nq = 1), d not a multiple of 32, d = 256.
 inline const std::vector<shape>& small_shapes() {
   static const std::vector<shape> s = {
-      {1, 2, 2, 37, 53, 64},  {2, 4, 2, 70, 45, 32},  {1, 8, 1, 64, 64, 128},
-      {1, 8, 8, 1, 100, 64},  {1, 3, 3, 33, 33, 40},  {1, 2, 1, 19, 77, 256},
-      {1, 16, 2, 17, 130, 64},
+      {1, 2, 2, 37, 53, 64}, {2, 4, 2, 70, 45, 32},  {1, 8, 1, 64, 64, 128},  {1, 8, 8, 1, 100, 64},
+      {1, 3, 3, 33, 33, 40}, {1, 2, 1, 19, 77, 256}, {1, 16, 2, 17, 130, 64},
   };
   return s;
 }
 
 inline const std::vector<std::string>& softmax_masks() {
-  static const std::vector<std::string> m = {"none",           "causal",
-                                             "local:8,4",      "causal+global:3",
-                                             "local:5,0+global:4"};
+  static const std::vector<std::string> m = {"none", "causal", "local:8,4", "causal+global:3", "local:5,0+global:4"};
   return m;
 }
 
@@ -72,8 +69,7 @@ inline void expect_close(const variant& v, const problem& p, double tol) {
   SCOPED_TRACE(v.name + " " + describe(p));
   const checked_run c = run_and_check(v, p);
   EXPECT_EQ(c.err.nonfinite, 0) << "first bad row " << c.err.first_bad_row;
-  EXPECT_LE(c.err.rel_l2, tol) << "max abs " << c.err.max_abs << " first bad row "
-                               << c.err.first_bad_row;
+  EXPECT_LE(c.err.rel_l2, tol) << "max abs " << c.err.max_abs << " first bad row " << c.err.first_bad_row;
   if (v.writes_lse) {
     EXPECT_EQ(c.out.lse.size(), static_cast<std::size_t>(p.rows()));
     EXPECT_LE(c.err.lse_max_abs, p.type == dtype::fp32 ? fp32_lse_tol : 1e-2);
@@ -81,8 +77,7 @@ inline void expect_close(const variant& v, const problem& p, double tol) {
 }
 
 // Large shapes: v against the on-device fp32 reference over every row.
-inline error_report compare_with_device_reference(const variant& v, const problem& p,
-                                                  std::uint64_t seed = 99) {
+inline error_report compare_with_device_reference(const variant& v, const problem& p, std::uint64_t seed = 99) {
   const host_inputs in = make_inputs(p, seed);
   const host_outputs ref = cuda::reference_fp32_on_device(v.math, in);
   auto r = v.make(p);

@@ -23,9 +23,8 @@
 
 namespace attnbench::testing {
 
-inline problem f2_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq,
-                          std::int64_t Nkv, std::int64_t d, dtype t, const char* mask,
-                          std::int64_t Br = 128, std::int64_t Bc = 64) {
+inline problem f2_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
+                          std::int64_t d, dtype t, const char* mask, std::int64_t Br = 128, std::int64_t Bc = 64) {
   return make_problem(B, H, Hkv, Nq, Nkv, d, t, mask, Br, Bc);
 }
 
@@ -50,13 +49,12 @@ struct f2_checked_run {
   std::int64_t rows_checked = 0;
   double worst_row_rel = 0;  // max over checked rows of ||O_r - ref_r|| / ||ref_r|| (absolute if ref_r = 0)
   std::int64_t worst_row = -1;
-  std::int64_t o_nonfinite = 0;    // non-finite elements anywhere in O
-  std::int64_t lse_bad = 0;        // rows whose lse is NaN/inf though visible, or not -inf though empty
+  std::int64_t o_nonfinite = 0;  // non-finite elements anywhere in O
+  std::int64_t lse_bad = 0;      // rows whose lse is NaN/inf though visible, or not -inf though empty
   std::int64_t first_lse_bad = -1;
 };
 
-inline f2_checked_run check_outputs(const problem& p, const host_inputs& in, host_outputs out,
-                                    std::int64_t max_rows) {
+inline f2_checked_run check_outputs(const problem& p, const host_inputs& in, host_outputs out, std::int64_t max_rows) {
   f2_checked_run c;
   const auto rows = sample_rows(p, checked_rows(p, max_rows));
   const reference_rows ref = reference_softmax(in, rows);
@@ -144,8 +142,7 @@ inline void expect_masked_rows_clean(const problem& p, const host_outputs& out) 
       if (visible_keys(p, i) != 0) continue;
       const std::int64_t row = bh * p.Nq + i;
       EXPECT_TRUE(std::isinf(out.lse[row]) && out.lse[row] < 0) << "row " << row << " lse " << out.lse[row];
-      for (std::int64_t c = 0; c < p.d; ++c)
-        ASSERT_EQ(out.o[row * p.d + c], 0.0f) << "row " << row << " col " << c;
+      for (std::int64_t c = 0; c < p.d; ++c) ASSERT_EQ(out.o[row * p.d + c], 0.0f) << "row " << row << " col " << c;
     }
 }
 

@@ -33,16 +33,15 @@ namespace attnbench::testing {
 inline std::string no_device_reason() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess)
-    return std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(e);
+  if (e != cudaSuccess) return std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(e);
   if (n == 0) return "no CUDA device present";
   return {};
 }
 
-#define ATTN_REQUIRE_GPU()                                                      \
-  do {                                                                          \
-    const std::string attn_why_ = ::attnbench::testing::no_device_reason();      \
-    if (!attn_why_.empty()) GTEST_SKIP() << attn_why_;                          \
+#define ATTN_REQUIRE_GPU()                                                  \
+  do {                                                                      \
+    const std::string attn_why_ = ::attnbench::testing::no_device_reason(); \
+    if (!attn_why_.empty()) GTEST_SKIP() << attn_why_;                      \
   } while (0)
 
 // Seconds a test's device wait may take: $ATTNBENCH_WAIT_TIMEOUT_S, else 10.
@@ -90,8 +89,7 @@ inline checked_run run_and_check(const variant& v, const problem& p, std::int64_
   c.out = r->get_outputs();
   const auto rows = sample_rows(p, max_rows);
   const reference_rows ref = reference_for(v.math, in, rows);
-  const std::span<const double> ref_lse =
-      v.writes_lse ? std::span<const double>(ref.lse) : std::span<const double>();
+  const std::span<const double> ref_lse = v.writes_lse ? std::span<const double>(ref.lse) : std::span<const double>();
   c.err = compare_rows(p, c.out.o, c.out.lse, rows, ref.o, ref_lse);
   return c;
 }

@@ -29,9 +29,8 @@ TEST(CudaBackend, ContextHasDeviceInfoAndPlausibleCeilings) {
   EXPECT_TRUE(be->manual_time());
   const nlohmann::json c = be->context(true);
   const nlohmann::json& info = c.at("device_info");
-  for (const char* k : {"name", "compute_capability", "sm_count", "sm_clock_mhz", "mem_clock_mhz",
-                        "bus_width_bits", "l2_bytes", "mem_bytes", "driver_version",
-                        "runtime_version", "cublas_version"})
+  for (const char* k : {"name", "compute_capability", "sm_count", "sm_clock_mhz", "mem_clock_mhz", "bus_width_bits",
+                        "l2_bytes", "mem_bytes", "driver_version", "runtime_version", "cublas_version"})
     EXPECT_TRUE(info.contains(k)) << k;
   EXPECT_GT(info.at("sm_count").get<int>(), 0);
   EXPECT_GT(info.at("l2_bytes").get<std::int64_t>(), 0);

@@ -35,8 +35,8 @@ const char* const kNotBuilt =
 
 const variant& cudnn_row() { return *find_variant("cudnn_sdpa", backend_kind::cuda); }
 
-problem prob(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
-             std::int64_t d, dtype t, const char* mask) {
+problem prob(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv, std::int64_t d,
+             dtype t, const char* mask) {
   return attnbench::make_problem(B, H, Hkv, Nq, Nkv, d, t, mask);
 }
 
@@ -182,8 +182,7 @@ TEST(CudnnSdpaHost, FrontendValidatesTheGraphsWithoutDevice) {
       prob(1, 8, 8, 4, 1000, 64, dtype::fp16, "causal"),
       prob(2, 8, 2, 1024, 1536, 128, dtype::bf16, "local:255,0"),
   };
-  for (const problem& p : claimed)
-    EXPECT_EQ(cuda::cudnn_sdpa_validate_deviceless(p, 90, 132), "") << describe(p);
+  for (const problem& p : claimed) EXPECT_EQ(cuda::cudnn_sdpa_validate_deviceless(p, 90, 132), "") << describe(p);
   // The static refusal (Nq > Nkv under a band) is cuDNN's rule, not ours.
   for (const char* m : {"causal", "local:10,0"}) {
     const problem p = prob(1, 2, 2, 300, 77, 64, dtype::bf16, m);
@@ -262,8 +261,7 @@ TEST(CudnnSdpa, LargeShapesAgainstDeviceReference) {
     for (dtype t : {dtype::bf16, dtype::fp16}) {
       const problem p = prob(2, 8, 2, 1024, 1536, 128, t, m);
       SCOPED_TRACE(describe(p));
-      const error_report base =
-          compare_with_device_reference(*find_variant("cublas_unfused", backend_kind::cuda), p);
+      const error_report base = compare_with_device_reference(*find_variant("cublas_unfused", backend_kind::cuda), p);
       const double tol = low_precision_bound(base.rel_l2, t);
       const error_report e = compare_with_device_reference(cudnn_row(), p);
       EXPECT_EQ(e.nonfinite, 0);

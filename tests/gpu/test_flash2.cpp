@@ -111,20 +111,19 @@ TEST_P(Flash2Tiles, NonCausalAndCausalRagged) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllInstantiations, Flash2Tiles,
-    ::testing::Values(tile_case{64, 64, 64, dtype::fp16}, tile_case{64, 64, 64, dtype::bf16},
-                      tile_case{64, 128, 64, dtype::fp16}, tile_case{64, 128, 64, dtype::bf16},
-                      tile_case{64, 128, 128, dtype::fp16}, tile_case{64, 128, 128, dtype::bf16},
-                      tile_case{128, 64, 64, dtype::fp16}, tile_case{128, 64, 64, dtype::bf16},
-                      tile_case{128, 128, 64, dtype::fp16}, tile_case{128, 128, 64, dtype::bf16},
-                      tile_case{128, 128, 128, dtype::fp16}, tile_case{128, 128, 128, dtype::bf16},
-                      tile_case{128, 128, 32, dtype::fp16}, tile_case{128, 128, 32, dtype::bf16}),
-    [](const auto& info) {
-      const tile_case& c = info.param;
-      return "d" + std::to_string(c.d) + "_" + std::string(to_string(c.t)) + "_" +
-             std::to_string(c.br) + "x" + std::to_string(c.bc);
-    });
+INSTANTIATE_TEST_SUITE_P(AllInstantiations, Flash2Tiles,
+                         ::testing::Values(tile_case{64, 64, 64, dtype::fp16}, tile_case{64, 64, 64, dtype::bf16},
+                                           tile_case{64, 128, 64, dtype::fp16}, tile_case{64, 128, 64, dtype::bf16},
+                                           tile_case{64, 128, 128, dtype::fp16}, tile_case{64, 128, 128, dtype::bf16},
+                                           tile_case{128, 64, 64, dtype::fp16}, tile_case{128, 64, 64, dtype::bf16},
+                                           tile_case{128, 128, 64, dtype::fp16}, tile_case{128, 128, 64, dtype::bf16},
+                                           tile_case{128, 128, 128, dtype::fp16}, tile_case{128, 128, 128, dtype::bf16},
+                                           tile_case{128, 128, 32, dtype::fp16}, tile_case{128, 128, 32, dtype::bf16}),
+                         [](const auto& info) {
+                           const tile_case& c = info.param;
+                           return "d" + std::to_string(c.d) + "_" + std::string(to_string(c.t)) + "_" +
+                                  std::to_string(c.br) + "x" + std::to_string(c.bc);
+                         });
 
 TEST(Flash2, QueriesFewerThanKeys) {
   ATTN_REQUIRE_GPU();

@@ -20,15 +20,15 @@ namespace attnbench::testing {
 namespace {
 
 // Skips unless a device is present and flash3 can run on it.
-#define ATTN_REQUIRE_FLASH3(p)                                                      \
-  do {                                                                              \
-    ATTN_REQUIRE_GPU();                                                             \
-    const std::string why_ = cuda::flash3_unsupported_reason(p);                    \
-    if (!why_.empty()) GTEST_SKIP() << why_;                                        \
+#define ATTN_REQUIRE_FLASH3(p)                                   \
+  do {                                                           \
+    ATTN_REQUIRE_GPU();                                          \
+    const std::string why_ = cuda::flash3_unsupported_reason(p); \
+    if (!why_.empty()) GTEST_SKIP() << why_;                     \
   } while (0)
 
-problem f3_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
-                   std::int64_t d, dtype t, const char* mask) {
+problem f3_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv, std::int64_t d,
+                   dtype t, const char* mask) {
   return cuda::flash3_resolve(make_problem(B, H, Hkv, Nq, Nkv, d, t, mask, 128, 128));
 }
 
@@ -119,8 +119,8 @@ TEST_P(Flash3Instances, MasksGqaAndEdgeShapes) {
   for (std::int64_t hkv : {4, 2, 1})  // G = 2, 4, 8 packed
     expect_row_accurate("flash3", f3_problem(2, 8, hkv, 130, 250, c.d, c.t, "causal"));
   expect_row_accurate("flash3", f3_problem(1, 6, 2, 130, 250, c.d, c.t, "local:50,0"));  // G = 3: pad rows
-  expect_row_accurate("flash3", f3_problem(1, 2, 2, 300, 77, c.d, c.t, "causal"));     // rows without keys
-  expect_row_accurate("flash3", f3_problem(1, 8, 1, 1, 1000, c.d, c.t, "none"));       // Nq = 1, G = 8
+  expect_row_accurate("flash3", f3_problem(1, 2, 2, 300, 77, c.d, c.t, "causal"));       // rows without keys
+  expect_row_accurate("flash3", f3_problem(1, 8, 1, 1, 1000, c.d, c.t, "none"));         // Nq = 1, G = 8
   expect_row_accurate("flash3", f3_problem(1, 1, 1, 1, 1, c.d, c.t, "none"));
 }
 
@@ -204,8 +204,8 @@ TEST_P(Flash3Fp8Instances, RaggedMasksGqaAndEdgeShapes) {
   for (std::int64_t hkv : {4, 1})  // G = 2, 8 packed
     expect_row_accurate("flash3_fp8", f3_problem(2, 8, hkv, 130, 250, d, dtype::e4m3, "causal"));
   expect_row_accurate("flash3_fp8", f3_problem(1, 6, 2, 130, 250, d, dtype::e4m3, "local:50,0"));  // pad rows
-  expect_row_accurate("flash3_fp8", f3_problem(1, 2, 2, 300, 77, d, dtype::e4m3, "causal"));     // no keys
-  expect_row_accurate("flash3_fp8", f3_problem(1, 8, 1, 1, 1000, d, dtype::e4m3, "none"));       // Nq = 1
+  expect_row_accurate("flash3_fp8", f3_problem(1, 2, 2, 300, 77, d, dtype::e4m3, "causal"));       // no keys
+  expect_row_accurate("flash3_fp8", f3_problem(1, 8, 1, 1, 1000, d, dtype::e4m3, "none"));         // Nq = 1
 }
 
 // The harness's fp8 path end to end: the fp32 originals quantized per tensor

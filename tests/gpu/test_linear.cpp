@@ -68,8 +68,8 @@ TEST(CudaLinear, MatchesDeviceReferenceOnLargeShapes) {
   ATTN_REQUIRE_GPU();
   for (const char* m : {"none", "causal"})
     for (dtype t : {dtype::fp32, dtype::bf16})
-      for (shape s : {shape{2, 8, 2, 2048, 2048, 128}, shape{1, 8, 1, 100, 3000, 64},
-                      shape{1, 4, 4, 3000, 1000, 256}}) {
+      for (shape s :
+           {shape{2, 8, 2, 2048, 2048, 128}, shape{1, 8, 1, 100, 3000, 64}, shape{1, 4, 4, 3000, 1000, 256}}) {
         const problem p = make_problem(s, t, m, 64, 128);
         SCOPED_TRACE(describe(p));
         const error_report e = compare_with_device_reference(linear(), p);

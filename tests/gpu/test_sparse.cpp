@@ -37,8 +37,7 @@ TEST(SparseHost, VisitsFewerTilesThanFlash2) {
 TEST(Sparse, LocalWindows) {
   ATTN_REQUIRE_GPU();
   for (const char* m : {"local:0,0", "local:63,0", "local:17,33", "local:200,200"})
-    for (dtype t : {dtype::bf16, dtype::fp16})
-      expect_row_accurate("sparse", f2_problem(1, 2, 2, 500, 500, 128, t, m));
+    for (dtype t : {dtype::bf16, dtype::fp16}) expect_row_accurate("sparse", f2_problem(1, 2, 2, 500, 500, 128, t, m));
 }
 
 TEST(Sparse, GlobalTokens) {

@@ -77,8 +77,7 @@ TEST(SplitKv, EmptySplitsDoNotProduceNaN) {
   expect_forced_splits(f2_problem(1, 4, 1, 16, 4000, 128, dtype::bf16, "local:10,0+global:2"), 24);
   // Causal with Nq > Nkv: fully masked rows in every split.
   expect_forced_splits(f2_problem(1, 2, 2, 16, 10, 64, dtype::bf16, "causal"), 4);
-  for (int s : {1, 2, 7, 64})
-    expect_forced_splits(f2_problem(1, 8, 2, 2, 2000, 128, dtype::bf16, "causal"), s);
+  for (int s : {1, 2, 7, 64}) expect_forced_splits(f2_problem(1, 8, 2, 2, 2000, 128, dtype::bf16, "causal"), s);
 }
 
 TEST(SplitKv, MasksAndFullyMaskedRows) {

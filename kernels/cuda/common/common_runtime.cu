@@ -14,8 +14,7 @@ template <class T>
 void upload(device_buffer& dst, const std::vector<float>& src) {
   std::vector<T> tmp(src.size());
   for (std::size_t i = 0; i < src.size(); ++i) tmp[i] = from_float<T>(src[i]);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), tmp.data(), tmp.size() * sizeof(T),
-                                  cudaMemcpyHostToDevice, stream()));
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), tmp.data(), tmp.size() * sizeof(T), cudaMemcpyHostToDevice, stream()));
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
 }
 
@@ -29,8 +28,7 @@ void upload_e4m3(device_buffer& dst, const std::vector<float>& src, float scale)
 template <class T>
 std::vector<float> download(const device_buffer& src, std::size_t n) {
   std::vector<T> tmp(n);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src.get(), n * sizeof(T), cudaMemcpyDeviceToHost,
-                                  stream()));
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src.get(), n * sizeof(T), cudaMemcpyDeviceToHost, stream()));
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
   std::vector<float> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = to_float(tmp[i]);

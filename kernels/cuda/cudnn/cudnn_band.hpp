@@ -32,11 +32,8 @@ inline cudnn_band cudnn_band_for(const problem& p) {
   cudnn_band b;
   std::int64_t left = -1, right = -1;  // attnbench's L and R; -1: unbounded
   switch (p.mask.kind) {
-    case mask_kind::none:
-      break;
-    case mask_kind::causal:
-      right = 0;
-      break;
+    case mask_kind::none: break;
+    case mask_kind::causal: right = 0; break;
     case mask_kind::local:
       left = p.mask.left;
       right = p.mask.right;

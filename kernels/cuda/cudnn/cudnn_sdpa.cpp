@@ -68,19 +68,11 @@ struct built_graph {
 };
 
 // Everything a graph depends on (Br, Bc do not matter to cuDNN).
-using graph_key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                             std::int64_t, int, int, std::int64_t, std::int64_t>;
+using graph_key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int,
+                             int, std::int64_t, std::int64_t>;
 graph_key key_of(const problem& p) {
-  return {p.B,
-          p.H,
-          p.Hkv,
-          p.Nq,
-          p.Nkv,
-          p.d,
-          static_cast<int>(p.type),
-          static_cast<int>(p.mask.kind),
-          p.mask.left,
-          p.mask.right};
+  return {p.B,         p.H,         p.Hkv, p.Nq, p.Nkv, p.d, static_cast<int>(p.type), static_cast<int>(p.mask.kind),
+          p.mask.left, p.mask.right};
 }
 
 // The row's graph for p, described (no handle needed yet). Deviceless: the
@@ -112,10 +104,7 @@ std::shared_ptr<fe::graph::Graph> describe_graph(const problem& p, int sm_versio
   if (band.right) opts.set_diagonal_band_right_bound(static_cast<int>(*band.right));
   if (band.left) opts.set_diagonal_band_left_bound(static_cast<int>(*band.left));
   auto [o, stats] = g->sdpa(q, k, v, opts);
-  o->set_output(true)
-      .set_uid(uid_o)
-      .set_dim({p.B, p.H, p.Nq, p.d})
-      .set_stride({p.H * p.Nq * p.d, p.Nq * p.d, p.d, 1});
+  o->set_output(true).set_uid(uid_o).set_dim({p.B, p.H, p.Nq, p.d}).set_stride({p.H * p.Nq * p.d, p.Nq * p.d, p.d, 1});
   stats->set_output(true)
       .set_uid(uid_stats)
       .set_data_type(fe::DataType_t::FLOAT)
@@ -134,8 +123,7 @@ built_graph build_graph(const problem& p) {
   };
   if (auto e = g->validate(); e.is_bad()) return refused("validate", e);
   if (auto e = g->build_operation_graph(h); e.is_bad()) return refused("build_operation_graph", e);
-  if (auto e = g->create_execution_plans({fe::HeurMode_t::A}); e.is_bad())
-    return refused("create_execution_plans", e);
+  if (auto e = g->create_execution_plans({fe::HeurMode_t::A}); e.is_bad()) return refused("create_execution_plans", e);
   if (auto e = g->check_support(h); e.is_bad()) return refused("check_support", e);
   if (auto e = g->build_plans(h); e.is_bad()) return refused("build_plans", e);
   if (auto e = g->get_workspace_size(b.workspace_bytes); e.is_bad()) return refused("get_workspace_size", e);
@@ -174,18 +162,17 @@ bool device_usable() {
 // What cuDNN's band cannot express, decided without a device.
 support static_support(const problem& p) {
   if (p.mask.global > 0)
-    return support::no(
-        fmt::format("global tokens (global:{}) are no diagonal band: cuDNN's SDPA mask cannot express them",
-                    p.mask.global));
-  if (p.mask.has_sparse())
     return support::no(fmt::format(
-        "sparse terms ({}) are no diagonal band: cuDNN's SDPA mask cannot express them", to_string(p.mask)));
+        "global tokens (global:{}) are no diagonal band: cuDNN's SDPA mask cannot express them", p.mask.global));
+  if (p.mask.has_sparse())
+    return support::no(fmt::format("sparse terms ({}) are no diagonal band: cuDNN's SDPA mask cannot express them",
+                                   to_string(p.mask)));
   if (p.d % 8 != 0 || p.d > 256)
     return support::no(fmt::format("head dim d={}: cuDNN's SDPA needs a multiple of 8, at most 256", p.d));
   const cudnn_band band = cudnn_band_for(p);
   if (p.Nq > p.Nkv && (band.left || band.right))
-    return support::no(fmt::format("Nq={} > Nkv={} with mask {}: cuDNN's bottom-right band needs Nq <= Nkv",
-                                   p.Nq, p.Nkv, to_string(p.mask)));
+    return support::no(fmt::format("Nq={} > Nkv={} with mask {}: cuDNN's bottom-right band needs Nq <= Nkv", p.Nq,
+                                   p.Nkv, to_string(p.mask)));
   return support::yes();
 }
 
@@ -217,8 +204,7 @@ class cudnn_sdpa_runner : public device_runner {
   // allocates it.
   explicit cudnn_sdpa_runner(const problem& p)
       : device_runner(p, true), graph_(checked_graph_for(p)), workspace_(graph_->workspace_bytes) {
-    pack_ = {
-        {uid_q, q_.get()}, {uid_k, k_.get()}, {uid_v, v_.get()}, {uid_o, o_.get()}, {uid_stats, lse_.get()}};
+    pack_ = {{uid_q, q_.get()}, {uid_k, k_.get()}, {uid_v, v_.get()}, {uid_o, o_.get()}, {uid_stats, lse_.get()}};
   }
   void run() override {
     cudnnHandle_t h = cudnn_handle();

@@ -171,22 +171,18 @@ class flash1_runner : public device_runner {
     ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     if (smem_ > optin)
       throw backend_error("flash1 needs " + std::to_string(smem_) +
-                          " bytes of shared memory per block; this device allows " +
-                          std::to_string(optin));
+                          " bytes of shared memory per block; this device allows " + std::to_string(optin));
     dispatch_dtype(p.type, [&](auto t) {
-      ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash1_kernel<decltype(t)>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+      ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash1_kernel<decltype(t)>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem_)));
     });
   }
   void run() override {
-    const flash1_args a{q_.get(), k_.get(), v_.get(), o_.get(), lse_.get<float>(),
-                        o_acc_.get<float>(), l_.get<float>(), m_.get<float>(),
-                        1.f / std::sqrt(static_cast<float>(p_.d))};
+    const flash1_args a{q_.get(),        k_.get(),          v_.get(),
+                        o_.get(),        lse_.get<float>(), o_acc_.get<float>(),
+                        l_.get<float>(), m_.get<float>(),   1.f / std::sqrt(static_cast<float>(p_.d))};
     const dim3 grid(static_cast<unsigned>(num_q_tiles(p_)), static_cast<unsigned>(p_.B * p_.H));
-    dispatch_dtype(p_.type, [&](auto t) {
-      launch(flash1_kernel<decltype(t)>, grid, threads, smem_, stream(), p_, a);
-    });
+    dispatch_dtype(p_.type, [&](auto t) { launch(flash1_kernel<decltype(t)>, grid, threads, smem_, stream(), p_, a); });
     ATTN_CUDA_CHECK_LAUNCH();
   }
 
@@ -209,15 +205,17 @@ void add_cuda_rows_flash1(std::vector<variant>& rows) {
       .tags = {tag::fused, tag::tiled},
       .check =
           [](const problem& p) {
-            return cuda::check_launch({.grid_x = num_q_tiles(p), .grid_y = p.B * p.H,
-                                       .threads = cuda::threads, .smem_bytes = flash1_smem_bytes(p)},
-                                      "flash1 tiles Br=" + std::to_string(p.Br) + " Bc=" +
-                                          std::to_string(p.Bc) + " d=" + std::to_string(p.d));
+            return cuda::check_launch({.grid_x = num_q_tiles(p),
+                                       .grid_y = p.B * p.H,
+                                       .threads = cuda::threads,
+                                       .smem_bytes = flash1_smem_bytes(p)},
+                                      "flash1 tiles Br=" + std::to_string(p.Br) + " Bc=" + std::to_string(p.Bc) +
+                                          " d=" + std::to_string(p.d));
           },
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_executed_flash1(p),
-                                 model_bytes_flash1_cuda(p), model_exps_flash1_cuda(p)};
+            return model_figures{model_flops_softmax(p), model_flops_executed_flash1(p), model_bytes_flash1_cuda(p),
+                                 model_exps_flash1_cuda(p)};
           },
       .memory_bytes = memory_bytes_flash1_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {

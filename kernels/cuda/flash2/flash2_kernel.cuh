@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* const sQ = reinterpret_cast<T*>(smem_raw);
-  T* const sK = sQ + BM * K::LD;    // [2][BN][LD]
+  T* const sK = sQ + BM * K::LD;      // [2][BN][LD]
   T* const sV = sK + 2 * BN * K::LD;  // [2][BN][LD]
 
   const problem& p = prm.p;
@@ -316,7 +316,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
         }
       }
 
-    // ---- O += P V: C fragments of S (n-tiles 2ps, 2ps+1) are the A fragment --
+      // ---- O += P V: C fragments of S (n-tiles 2ps, 2ps+1) are the A fragment --
 #pragma unroll
     for (int ps = 0; ps < PS; ++ps) {
       std::uint32_t a[MT][4];
@@ -388,8 +388,7 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
       float* const dst = sO + (wn * BM + lr) * K::o_stride + 2 * t;
 #pragma unroll
       for (int dt = 0; dt < DT; ++dt)
-        *reinterpret_cast<float2*>(dst + dt * 8) =
-            make_float2(o_acc[mt][dt][2 * h] * f, o_acc[mt][dt][2 * h + 1] * f);
+        *reinterpret_cast<float2*>(dst + dt * 8) = make_float2(o_acc[mt][dt][2 * h] * f, o_acc[mt][dt][2 * h + 1] * f);
     }
   __syncthreads();
 
@@ -412,8 +411,14 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
       const float4 u = *reinterpret_cast<const float4*>(src + (hi_first ? 4 : 0));
       const float4 z = *reinterpret_cast<const float4*>(src + (hi_first ? 0 : 4));
       const float4 x = hi_first ? z : u, y = hi_first ? u : z;
-      acc[0] += x.x; acc[1] += x.y; acc[2] += x.z; acc[3] += x.w;
-      acc[4] += y.x; acc[5] += y.y; acc[6] += y.z; acc[7] += y.w;
+      acc[0] += x.x;
+      acc[1] += x.y;
+      acc[2] += x.z;
+      acc[3] += x.w;
+      acc[4] += y.x;
+      acc[5] += y.y;
+      acc[6] += y.z;
+      acc[7] += y.w;
     }
     const std::int64_t fr = flat_row(r0 + row);
     float lse = 0.f;
@@ -443,8 +448,8 @@ __global__ void __launch_bounds__(K::threads, K::min_ctas)
 template <class K>
 dim3 flash2_grid(const flash2_params& prm) {
   const problem& p = prm.p;
-  return dim3(static_cast<unsigned>(row_tiles(p, prm.pack, K::BM)),
-              static_cast<unsigned>(p.B * (p.H / prm.pack)), static_cast<unsigned>(prm.splits));
+  return dim3(static_cast<unsigned>(row_tiles(p, prm.pack, K::BM)), static_cast<unsigned>(p.B * (p.H / prm.pack)),
+              static_cast<unsigned>(prm.splits));
 }
 
 // Empty when prm.p's tile is the compiled one; else why not. A problem
@@ -465,9 +470,8 @@ template <class K>
 void launch_flash2_fwd(const flash2_params& prm, void* stream) {
   if (std::string why = flash2_tile_mismatch<K>(prm); !why.empty()) throw backend_error(why);
   static const bool configured = [] {
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash2_fwd_kernel<K>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         K::smem_bytes));
+    ATTN_CUDA_CHECK(
+        cudaFuncSetAttribute(flash2_fwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::smem_bytes));
     return true;
   }();
   (void)configured;

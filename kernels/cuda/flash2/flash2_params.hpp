@@ -26,27 +26,25 @@ struct flash2_params {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
-  void* o = nullptr;         // [B, H, Nq, d] in p.type (splits == 1)
-  float* lse = nullptr;      // [B, H, Nq] (splits == 1)
-  float* o_part = nullptr;   // [splits, B*H*Nq, d] fp32 (splits > 1)
-  float* lse_part = nullptr; // [splits, B*H*Nq] (splits > 1)
-  int pack = 1;              // query heads per CTA (1 or G = H / Hkv)
-  int splits = 1;            // CTAs sharing one row tile's key tiles
+  void* o = nullptr;                         // [B, H, Nq, d] in p.type (splits == 1)
+  float* lse = nullptr;                      // [B, H, Nq] (splits == 1)
+  float* o_part = nullptr;                   // [splits, B*H*Nq, d] fp32 (splits > 1)
+  float* lse_part = nullptr;                 // [splits, B*H*Nq] (splits > 1)
+  int pack = 1;                              // query heads per CTA (1 or G = H / Hkv)
+  int splits = 1;                            // CTAs sharing one row tile's key tiles
   tile_walk walk = tile_walk::causal_bound;  // which key tiles a row tile visits
   // Masks with sparse terms on the `sparse` row (pack 1): the runner's
   // per-query-tile key-tile lists in global memory (core/tiles.hpp
   // make_kv_tile_list); num == nullptr: the interval walk of `walk`. A block
   // layout's bits are in global memory too: p.mask.sparse is the runner's device copy.
   kv_tile_list_view tiles{};
-  float scale = 0;           // 1 / sqrt(d)
-  float scale_log2 = 0;      // scale * log2(e): exp(scale * x) = exp2(scale_log2 * x)
+  float scale = 0;       // 1 / sqrt(d)
+  float scale_log2 = 0;  // scale * log2(e): exp(scale * x) = exp2(scale_log2 * x)
 };
 
 // Packed rows per CTA group and row tiles per (batch, head or KV group).
 ATTN_HD inline std::int64_t packed_rows(const problem& p, int pack) { return p.Nq * pack; }
-ATTN_HD inline std::int64_t row_tiles(const problem& p, int pack, int bm) {
-  return ceil_div(packed_rows(p, pack), bm);
-}
+ATTN_HD inline std::int64_t row_tiles(const problem& p, int pack, int bm) { return ceil_div(packed_rows(p, pack), bm); }
 
 // Query range [q0, q1) covered by packed rows [r0, r1) (r1 clamped to the
 // real rows by the caller).
@@ -66,7 +64,7 @@ struct flash2_plan {
   problem geometry;  // p with the kernel's tile in Br / Bc
   int pack = 1;      // query heads per CTA
   tile_walk walk = tile_walk::causal_bound;
-  int splits = 1;    // CTAs sharing one row tile's key tiles
+  int splits = 1;  // CTAs sharing one row tile's key tiles
 };
 
 // ---- host interface (defined in the .cu/.cpp files of kernels/cuda/flash2) --
@@ -76,10 +74,10 @@ using flash2_launch_fn = void (*)(const flash2_params&, void* stream);
 struct flash2_config {
   int d;
   dtype type;
-  int bm, bn;     // row tile (Br) and key tile (Bc)
-  int warps;      // warps per CTA
-  bool decode;    // the split-KV/decode instantiation (16-row tiles, warps split keys)
-  int smem;       // dynamic shared memory bytes per CTA
+  int bm, bn;   // row tile (Br) and key tile (Bc)
+  int warps;    // warps per CTA
+  bool decode;  // the split-KV/decode instantiation (16-row tiles, warps split keys)
+  int smem;     // dynamic shared memory bytes per CTA
   flash2_launch_fn launch;
   const char* name;
 };

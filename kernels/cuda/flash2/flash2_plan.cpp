@@ -46,15 +46,13 @@ std::int64_t splitkv_workspace_bytes(const problem& p, int sms) {
 
 const flash2_config* flash2_config_for(flash2_row row, const problem& p) {
   const int d = static_cast<int>(p.d);
-  return row == flash2_row::splitkv ? find_flash2_decode_config(d, p.type)
-                                    : find_flash2_config(d, p.type, p.Br, p.Bc);
+  return row == flash2_row::splitkv ? find_flash2_decode_config(d, p.type) : find_flash2_config(d, p.type, p.Br, p.Bc);
 }
 
 flash2_plan plan_for(flash2_row row, const problem& p, int sms) {
   flash2_plan s;
   s.pack = (row == flash2_row::packed || row == flash2_row::splitkv) ? static_cast<int>(p.group()) : 1;
-  s.walk = row == flash2_row::sparse || row == flash2_row::splitkv ? tile_walk::visible
-                                                                   : tile_walk::causal_bound;
+  s.walk = row == flash2_row::sparse || row == flash2_row::splitkv ? tile_walk::visible : tile_walk::causal_bound;
   s.geometry = row == flash2_row::splitkv ? decode_geometry(p) : p;
   s.splits = row == flash2_row::splitkv ? splitkv_num_splits(p, sms) : 1;
   return s;

@@ -36,8 +36,7 @@ std::int64_t splitkv_workspace_bytes(const problem& p, int sms);
 // mask with sparse terms); then the runner builds make_kv_tile_list(geometry,
 // visible) into global memory and points flash2_params::tiles at it.
 inline bool plan_uses_tile_list(const flash2_plan& plan) {
-  return plan.walk == tile_walk::visible && plan.pack == 1 && plan.splits == 1 &&
-         plan.geometry.mask.has_sparse();
+  return plan.walk == tile_walk::visible && plan.pack == 1 && plan.splits == 1 && plan.geometry.mask.has_sparse();
 }
 
 // Device bytes of the mask data the runner copies (flash2_runner.cpp): the
@@ -50,7 +49,6 @@ std::int64_t mask_device_bytes(const flash2_plan& plan);
 model_figures model_flash2_row(flash2_row row, const problem& p);
 
 // forced_splits > 0 overrides the split count of flash2_row::splitkv.
-std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row,
-                                           int forced_splits);
+std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits);
 
 }  // namespace attnbench::cuda

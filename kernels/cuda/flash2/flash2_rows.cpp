@@ -30,14 +30,13 @@ std::string tile_list(int d, dtype t) {
 // and the instantiation's shared memory.
 support check_launch_of(const problem& p, flash2_row row) {
   if (row == flash2_row::sparse && p.mask.kind != mask_kind::local && p.mask.global == 0 && !p.mask.has_sparse())
-    return support::no(
-        fmt::format("mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
+    return support::no(fmt::format("mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
   const cuda::flash2_plan plan = cuda::plan_for(row, p, cuda::current_device_limits().sm_count);
   const int d = static_cast<int>(p.d);
   const cuda::flash2_config* c = cuda::flash2_config_for(row, p);
   if (!c)
-    return support::no(fmt::format("no Br x Bc = {}x{} instantiation for d={} (have {})", p.Br,
-                                   p.Bc, p.d, tile_list(d, p.type)));
+    return support::no(
+        fmt::format("no Br x Bc = {}x{} instantiation for d={} (have {})", p.Br, p.Bc, p.d, tile_list(d, p.type)));
   const problem& g = plan.geometry;
   return cuda::check_launch({.grid_x = cuda::row_tiles(g, plan.pack, c->bm) * plan.splits,
                              .grid_y = p.B * (p.H / plan.pack),
@@ -48,13 +47,13 @@ support check_launch_of(const problem& p, flash2_row row) {
 
 std::int64_t flash2_memory(const problem& p, flash2_row row) {
   const int sms = cuda::current_device_limits().sm_count;
-  const std::int64_t base = cuda::device_runner::base_memory_bytes(p) +
-                            cuda::mask_device_bytes(cuda::plan_for(row, p, sms));
+  const std::int64_t base =
+      cuda::device_runner::base_memory_bytes(p) + cuda::mask_device_bytes(cuda::plan_for(row, p, sms));
   return row == flash2_row::splitkv ? base + cuda::splitkv_workspace_bytes(p, sms) : base;
 }
 
-variant flash2_family_row(std::string name, std::string summary, flash2_row kind,
-                          capabilities caps, std::vector<tag> tags) {
+variant flash2_family_row(std::string name, std::string summary, flash2_row kind, capabilities caps,
+                          std::vector<tag> tags) {
   return {
       .name = std::move(name),
       .backend = backend_kind::cuda,
@@ -67,8 +66,7 @@ variant flash2_family_row(std::string name, std::string summary, flash2_row kind
       .model = [kind](const problem& p) { return cuda::model_flash2_row(kind, p); },
       .memory_bytes = [kind](const problem& p) { return flash2_memory(p, kind); },
       .make_runner = [kind](const problem& p, bool lse) { return cuda::make_flash2_runner(p, lse, kind, 0); },
-      .resolve = kind == flash2_row::splitkv ? std::function<problem(const problem&)>(cuda::decode_geometry)
-                                             : nullptr,
+      .resolve = kind == flash2_row::splitkv ? std::function<problem(const problem&)>(cuda::decode_geometry) : nullptr,
   };
 }
 
@@ -91,21 +89,20 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       "sparse",
       "flash2 kernel visiting only key tiles with a visible pair (local window, global tokens; "
       "per-query-tile key-tile lists for strided, random and layout masks)",
-      flash2_row::sparse,
-      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims},
+      flash2_row::sparse, {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims},
       {tag::fused, tag::tiled}));
-  rows.push_back(flash2_family_row(
-      "flash2_gqa_packed",
-      "flash2 with all query heads of a KV group packed into one CTA's rows: K/V loaded once per "
-      "group and row tile",
-      flash2_row::packed, {.dtypes = tensor_core_types, .head_dims = head_dims, .gqa_only = true},
-      {tag::fused, tag::tiled, tag::gqa}));
-  rows.push_back(flash2_family_row(
-      "flash2_splitkv",
-      "decode (Nq <= 16): KV range split over CTAs (splits from SM count), GQA heads packed, "
-      "partial O/lse merged by a second kernel; fixed 16x64 tiles",
-      flash2_row::splitkv, {.dtypes = tensor_core_types, .head_dims = head_dims, .max_nq = 16},
-      {tag::fused, tag::decode, tag::gqa}));
+  rows.push_back(
+      flash2_family_row("flash2_gqa_packed",
+                        "flash2 with all query heads of a KV group packed into one CTA's rows: K/V loaded once per "
+                        "group and row tile",
+                        flash2_row::packed, {.dtypes = tensor_core_types, .head_dims = head_dims, .gqa_only = true},
+                        {tag::fused, tag::tiled, tag::gqa}));
+  rows.push_back(
+      flash2_family_row("flash2_splitkv",
+                        "decode (Nq <= 16): KV range split over CTAs (splits from SM count), GQA heads packed, "
+                        "partial O/lse merged by a second kernel; fixed 16x64 tiles",
+                        flash2_row::splitkv, {.dtypes = tensor_core_types, .head_dims = head_dims, .max_nq = 16},
+                        {tag::fused, tag::decode, tag::gqa}));
 }
 
 }  // namespace attnbench

@@ -17,14 +17,12 @@ namespace {
 
 class flash2_runner final : public device_runner {
  public:
-  flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits)
-      : device_runner(p, writes_lse) {
+  flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits) : device_runner(p, writes_lse) {
     // The split choice needs the SM count of the device the runner runs on.
     const flash2_plan st = plan_for(row, p, current_device_limits().sm_count);
     cfg_ = flash2_config_for(row, p);
     if (!cfg_)
-      throw backend_error(
-          fmt::format("flash2: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));
+      throw backend_error(fmt::format("flash2: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));
     prm_.p = st.geometry;
     prm_.pack = st.pack;
     prm_.walk = st.walk;
@@ -92,8 +90,7 @@ class flash2_runner final : public device_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row,
-                                           int forced_splits) {
+std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits) {
   return std::make_unique<flash2_runner>(p, writes_lse, row, forced_splits);
 }
 

@@ -131,8 +131,8 @@ __device__ __forceinline__ void transpose_v_stage(const unsigned char* v, unsign
     for (int r = 0; r < 4; ++r) {
       // permute: the key of V^T column 4t + r of this 16-key block; plain: 4t + r
       const int key = 16 * kb + (permute ? 8 * (r / 2) + 2 * t + (r % 2) : 4 * t + r);
-      w[r] = *reinterpret_cast<const std::uint32_t*>(
-          v + v_panel * K::kv_panel_bytes + swizzled<K::row_bytes>(key * K::row_bytes + v_col));
+      w[r] = *reinterpret_cast<const std::uint32_t*>(v + v_panel * K::kv_panel_bytes +
+                                                     swizzled<K::row_bytes>(key * K::row_bytes + v_col));
     }
     const std::uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), hi01 = __byte_perm(w[0], w[1], 0x7362);
     const std::uint32_t lo23 = __byte_perm(w[2], w[3], 0x5140), hi23 = __byte_perm(w[2], w[3], 0x7362);
@@ -159,20 +159,20 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   using namespace f3;
   constexpr bool FP8 = K::fp8;
   constexpr int D = K::D, BN = K::BN, S = K::stages, PANELS = K::panels;
-  constexpr int NT = BN / 8;                             // n8 column tiles of S per thread row
-  constexpr int DT = D / 8;                              // n8 column tiles of O
-  constexpr int KS = D * K::elem_bytes / 32;             // k steps of Q K^T (k16, or k32 for fp8)
-  constexpr int PS = BN * K::elem_bytes / 32;            // k steps of P V
-  constexpr float max_offset = FP8 ? 8.f : 0.f;          // P in (0, 2^8] for fp8 (FA3's Max_offset)
+  constexpr int NT = BN / 8;                     // n8 column tiles of S per thread row
+  constexpr int DT = D / 8;                      // n8 column tiles of O
+  constexpr int KS = D * K::elem_bytes / 32;     // k steps of Q K^T (k16, or k32 for fp8)
+  constexpr int PS = BN * K::elem_bytes / 32;    // k steps of P V
+  constexpr float max_offset = FP8 ? 8.f : 0.f;  // P in (0, 2^8] for fp8 (FA3's Max_offset)
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  unsigned char* const smem = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~static_cast<std::uintptr_t>(1023));
+  unsigned char* const smem = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+                                                               ~static_cast<std::uintptr_t>(1023));
   unsigned char* const sQ = smem;
   unsigned char* const sK = smem + K::off_k;
   unsigned char* const sV = smem + K::off_v;
-  unsigned char* const sVt = smem + K::off_vt;                // fp8 only
-  unsigned char* const sO = FP8 ? smem + K::off_o : smem;     // O staging: Q's tile for 16-bit types
+  unsigned char* const sVt = smem + K::off_vt;             // fp8 only
+  unsigned char* const sO = FP8 ? smem + K::off_o : smem;  // O staging: Q's tile for 16-bit types
   std::uint64_t* const bar_q = reinterpret_cast<std::uint64_t*>(smem + K::off_bar);
   std::uint64_t* const full_k = bar_q + 1;
   std::uint64_t* const empty_k = full_k + S;
@@ -258,12 +258,12 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
       tma_prefetch_descriptor(&prm.tma_v);
       mbarrier_arrive_expect_tx(bar_q, PANELS * tile_rows * K::row_bytes);
       for (int panel = 0; panel < PANELS; ++panel)
-        tma_load_4d(sQ + panel * K::q_panel_bytes, &prm.tma_q, bar_q, panel * K::panel_cols,
-                    static_cast<int>(head0), static_cast<int>(qr.lo), static_cast<int>(b));
+        tma_load_4d(sQ + panel * K::q_panel_bytes, &prm.tma_q, bar_q, panel * K::panel_cols, static_cast<int>(head0),
+                    static_cast<int>(qr.lo), static_cast<int>(b));
       // Tile j of K (or V) uses stage j % S; its (j / S)-th use waits for the
       // consumers' release of the previous one (phase j / S - 1).
-      auto load = [&](const CUtensorMap* map, unsigned char* base, std::uint64_t* full, std::uint64_t* empty,
-                      int j, bool k_side) {
+      auto load = [&](const CUtensorMap* map, unsigned char* base, std::uint64_t* full, std::uint64_t* empty, int j,
+                      bool k_side) {
         const int s = j % S;
         if (j >= S) mbarrier_wait_parity(&empty[s], ((j / S) - 1) & 1);
         if (k_side && faulty(prm, flash3_fault::missing_expect_tx))
@@ -272,8 +272,8 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
           mbarrier_arrive_expect_tx(&full[s], K::kv_tile_bytes);
         const int n0 = static_cast<int>(tile_at(j) * BN);
         for (int panel = 0; panel < PANELS; ++panel)
-          tma_load_4d(base + s * K::kv_tile_bytes + panel * K::kv_panel_bytes, map, &full[s], panel * K::panel_cols,
-                      n0, static_cast<int>(kvh), static_cast<int>(b));
+          tma_load_4d(base + s * K::kv_tile_bytes + panel * K::kv_panel_bytes, map, &full[s], panel * K::panel_cols, n0,
+                      static_cast<int>(kvh), static_cast<int>(b));
       };
       if constexpr (FP8) {
         // V_j right after K_j: the transposer turns it into V^T_j before the
@@ -299,8 +299,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   const int cw = wg - 1, wtid = tid % 128;
   const int warp = wtid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   // Scores in the kernel's units are S_codes * descale_q * descale_k (1 for 16-bit types).
-  const float descale_qk =
-      prm.descale_q * (faulty(prm, flash3_fault::wrong_descale) ? prm.descale_q : prm.descale_k);
+  const float descale_qk = prm.descale_q * (faulty(prm, flash3_fault::wrong_descale) ? prm.descale_q : prm.descale_k);
   const float sl2 = prm.scale_log2 * descale_qk;
   constexpr smem_swizzle swz_real = swizzle_of<K::row_bytes>();
   const smem_swizzle swz = faulty(prm, flash3_fault::wrong_swizzle)
@@ -331,8 +330,8 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
   auto desc_v = [&](int s, int kk) {
     if constexpr (FP8) {
       constexpr int VPR = K::vt_row_bytes / 32;  // k32 steps per V^T panel row
-      return dv0 + static_cast<std::uint64_t>(
-                       (s * K::vt_tile_bytes + (kk / VPR) * K::vt_panel_bytes + (kk % VPR) * 32) >> 4);
+      return dv0 +
+             static_cast<std::uint64_t>((s * K::vt_tile_bytes + (kk / VPR) * K::vt_panel_bytes + (kk % VPR) * 32) >> 4);
     } else {
       return dv0 + static_cast<std::uint64_t>((s * K::kv_tile_bytes + kk * 2048) >> 4);
     }
@@ -412,7 +411,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash3_fwd_kernel(const __grid_
 
   // Mask (only tiles that cross a window edge or Nkv) and online softmax of
   // S_j in place (S becomes P); alpha = exp2 of the max's change per row.
-  auto softmax = [&](int j, float (&alpha)[2]) {
+  auto softmax = [&](int j, float(&alpha)[2]) {
     const std::int64_t k0 = tile_at(j) * BN;
     const std::int64_t k1 = k0 + BN < p.Nkv ? k0 + BN : p.Nkv;
     if (k0 + BN > p.Nkv || !tile_fully_visible(p, qr, k0, k1)) {
@@ -582,9 +581,9 @@ std::string flash3_plan_mismatch(const flash3_params& prm) {
   if (prm.p.Bc == K::BN && prm.p.Br >= 1 && prm.p.Br <= K::BM && prm.p.Br == prm.pack * prm.queries_per_tile &&
       prm.p.d == K::D)
     return {};
-  return "flash3: plan Br=" + std::to_string(prm.p.Br) + " Bc=" + std::to_string(prm.p.Bc) + " pack=" +
-         std::to_string(prm.pack) + " d=" + std::to_string(prm.p.d) + " launched on the " + std::to_string(K::D) +
-         "/" + std::to_string(K::BM) + "x" + std::to_string(K::BN) + " kernel";
+  return "flash3: plan Br=" + std::to_string(prm.p.Br) + " Bc=" + std::to_string(prm.p.Bc) +
+         " pack=" + std::to_string(prm.pack) + " d=" + std::to_string(prm.p.d) + " launched on the " +
+         std::to_string(K::D) + "/" + std::to_string(K::BM) + "x" + std::to_string(K::BN) + " kernel";
 }
 
 // Host launcher of one instantiation (called from its own translation unit),
@@ -593,8 +592,8 @@ template <class K>
 void launch_flash3_fwd(const flash3_params& prm, void* stream) {
   if (std::string why = flash3_plan_mismatch<K>(prm); !why.empty()) throw backend_error(why);
   static const bool configured = [] {
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash3_fwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         K::smem_bytes));
+    ATTN_CUDA_CHECK(
+        cudaFuncSetAttribute(flash3_fwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::smem_bytes));
     return true;
   }();
   (void)configured;

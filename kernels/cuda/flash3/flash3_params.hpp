@@ -30,9 +30,9 @@ enum class flash3_fault : int {
   missing_wait_group,  // softmax reads S before wgmma.wait_group retired its group
   missing_fence,       // no fence.proxy.async between zeroing Q's pad rows and wgmma reading them
   // fp8 (flash3_fp8) only:
-  missing_v_transpose,    // the transposer warps skip the V -> V^T copy (still arrive): P V reads a stale V^T
+  missing_v_transpose,     // the transposer warps skip the V -> V^T copy (still arrive): P V reads a stale V^T
   unpermuted_v_transpose,  // V^T written in plain key order, not the order of P's A fragment
-  wrong_descale,          // K's descale folded as Q's (scale x dq x dq): every score off by dq / dk
+  wrong_descale,           // K's descale folded as Q's (scale x dq x dq): every score off by dq / dk
 };
 
 struct alignas(128) flash3_params {
@@ -56,10 +56,10 @@ using flash3_launch_fn = void (*)(const flash3_params&, void* stream);
 struct flash3_config {
   int d;
   dtype type;
-  int bm, bn;     // CTA row tile (2 consumer warpgroups x 64 rows) and key tile
-  int stages;     // K/V ring depth
-  int threads;    // 384: producer warpgroup + 2 consumer warpgroups
-  int smem;       // dynamic shared memory bytes per CTA (incl. 1 KB alignment slack)
+  int bm, bn;                        // CTA row tile (2 consumer warpgroups x 64 rows) and key tile
+  int stages;                        // K/V ring depth
+  int threads;                       // 384: producer warpgroup + 2 consumer warpgroups
+  int smem;                          // dynamic shared memory bytes per CTA (incl. 1 KB alignment slack)
   int producer_regs, consumer_regs;  // setmaxnreg budgets
   flash3_launch_fn launch;
   const char* name;

@@ -45,13 +45,12 @@ model_figures model_flash3_row(const problem& p) {
 std::string flash3_unsupported_reason(const problem& p) {
 #if !defined(ATTN_EMULATE) && !defined(ATTNBENCH_FLASH3_SM90A)
   (void)p;
-  return fmt::format("flash3 needs sm_90a code; this build's CUDA architectures are {} (add 90)",
-                     ATTNBENCH_CUDA_ARCHS);
+  return fmt::format("flash3 needs sm_90a code; this build's CUDA architectures are {} (add 90)", ATTNBENCH_CUDA_ARCHS);
 #else
   const device_limits& l = current_device_limits();
   if (l.from_device && !(l.cc_major == 9 && l.cc_minor == 0))
-    return fmt::format("flash3 needs an sm_90 device (Hopper: wgmma, TMA, setmaxnreg); this one is sm_{}{}",
-                       l.cc_major, l.cc_minor);
+    return fmt::format("flash3 needs an sm_90 device (Hopper: wgmma, TMA, setmaxnreg); this one is sm_{}{}", l.cc_major,
+                       l.cc_minor);
   // TMA global strides must stay below 2^40 bytes (e4m3: 1 byte per element).
   const std::int64_t e = dtype_bytes(p.type);
   const std::int64_t q_batch_stride = p.H * p.Nq * p.d * e, kv_batch_stride = p.Hkv * p.Nkv * p.d * e;
@@ -72,8 +71,8 @@ encode_tiled_fn encoder() {
   static const encode_tiled_fn fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    const cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
-                                                             &status);
+    const cudaError_t err =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &status);
     if (err != cudaSuccess || status != cudaDriverEntryPointSuccess || !f) {
       cudaGetLastError();
       throw backend_error(fmt::format("flash3: cuTensorMapEncodeTiled not available from the driver ({}, status {})",
@@ -103,10 +102,10 @@ void encode(CUtensorMap* map, const char* what, dtype t, const void* base, const
                                row_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    throw backend_error(fmt::format("flash3: cuTensorMapEncodeTiled({}: dims {}x{}x{}x{}, box {}x{}x{}x{}) failed "
-                                    "with CUresult {}",
-                                    what, dims[0], dims[1], dims[2], dims[3], box[0], box[1], box[2], box[3],
-                                    static_cast<int>(r)));
+    throw backend_error(
+        fmt::format("flash3: cuTensorMapEncodeTiled({}: dims {}x{}x{}x{}, box {}x{}x{}x{}) failed "
+                    "with CUresult {}",
+                    what, dims[0], dims[1], dims[2], dims[3], box[0], box[1], box[2], box[3], static_cast<int>(r)));
 }
 
 }  // namespace

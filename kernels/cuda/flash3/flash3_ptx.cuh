@@ -45,11 +45,10 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, st
 }
 __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
   std::uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(smem_u32_ptx(bar)), "r"(parity)
-      : "memory");
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(smem_u32_ptx(bar)), "r"(parity)
+               : "memory");
   return done != 0;
 }
 __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
@@ -66,16 +65,16 @@ __device__ __forceinline__ void tma_load_2d(void* smem_dst, const CUtensorMap* m
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32_ptx(bar))
       : "memory");
 }
-__device__ __forceinline__ void tma_load_3d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0,
-                                            int c1, int c2) {
+__device__ __forceinline__ void tma_load_3d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
+                                            int c2) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
       "[%5];\n" ::"r"(smem_u32_ptx(smem_dst)),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32_ptx(bar))
       : "memory");
 }
-__device__ __forceinline__ void tma_load_4d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0,
-                                            int c1, int c2, int c3) {
+__device__ __forceinline__ void tma_load_4d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
+                                            int c2, int c3) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
       "%5}], [%6];\n" ::"r"(smem_u32_ptx(smem_dst)),
@@ -148,8 +147,7 @@ __host__ __device__ constexpr std::uint64_t smem_desc(std::uint32_t smem_addr, s
                                                       std::uint32_t sbo_bytes, smem_swizzle swz) {
   return (static_cast<std::uint64_t>((smem_addr & 0x3FFFF) >> 4)) |
          (static_cast<std::uint64_t>((lbo_bytes & 0x3FFFF) >> 4) << 16) |
-         (static_cast<std::uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32) |
-         (static_cast<std::uint64_t>(swz) << 62);
+         (static_cast<std::uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32) | (static_cast<std::uint64_t>(swz) << 62);
 }
 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {

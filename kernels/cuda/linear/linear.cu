@@ -35,9 +35,9 @@ namespace attnbench {
 namespace cuda {
 namespace {
 
-constexpr int state_rows = 32;  // cuda_linear_state_rows
-constexpr int key_step = 16;    // keys staged per step (min Bc = 16, so chunks align)
-constexpr int out_rows = 16;    // cuda_linear_rows
+constexpr int state_rows = 32;          // cuda_linear_state_rows
+constexpr int key_step = 16;            // keys staged per step (min Bc = 16, so chunks align)
+constexpr int out_rows = 16;            // cuda_linear_rows
 constexpr int max_cols_per_thread = 2;  // d + 1 <= 257 columns over <= 256 threads
 
 __host__ __device__ inline std::int64_t imin(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
@@ -203,22 +203,23 @@ __global__ void __launch_bounds__(256) linear_output_kernel(problem p, linear_ar
   }
 }
 
-std::int64_t n_states(const problem& p) {
-  return causal(p) ? num_kv_tiles(p) - linear_first_chunk(p) : 1;
-}
+std::int64_t n_states(const problem& p) { return causal(p) ? num_kv_tiles(p) - linear_first_chunk(p) : 1; }
 
 class linear_runner : public device_runner {
  public:
   linear_runner(const problem& p, bool writes_lse)
-      : device_runner(p, writes_lse),
-        state_(p.B * p.Hkv * n_states(p) * p.d * (p.d + 1) * sizeof(float)) {}
+      : device_runner(p, writes_lse), state_(p.B * p.Hkv * n_states(p) * p.d * (p.d + 1) * sizeof(float)) {}
   void run() override {
     const problem& p = p_;
-    const linear_args a{q_.get(), k_.get(), v_.get(), o_.get(), state_.get<float>(), n_states(p),
+    const linear_args a{q_.get(),
+                        k_.get(),
+                        v_.get(),
+                        o_.get(),
+                        state_.get<float>(),
+                        n_states(p),
                         causal(p) ? linear_first_chunk(p) : 0};
     const int threads = static_cast<int>(imin(256, (p.d + 1 + 31) / 32 * 32));
-    const dim3 sgrid(static_cast<unsigned>(ceil_div(p.d, state_rows)),
-                     static_cast<unsigned>(p.B * p.Hkv));
+    const dim3 sgrid(static_cast<unsigned>(ceil_div(p.d, state_rows)), static_cast<unsigned>(p.B * p.Hkv));
     const std::int64_t tiles = causal(p) ? ceil_div(p.Nkv, out_rows) : ceil_div(p.Nq, out_rows);
     const dim3 ogrid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.B * p.H));
     dispatch_dtype(p.type, [&](auto t) {
@@ -230,8 +231,7 @@ class linear_runner : public device_runner {
     });
     if (causal(p) && p.Nq > p.Nkv) {  // rows with i' < 0 see no key: zeros
       const std::size_t e = dtype_bytes(p.type);
-      ATTN_CUDA_CHECK(cudaMemset2DAsync(o_.get(), p.Nq * p.d * e, 0, (p.Nq - p.Nkv) * p.d * e,
-                                        p.B * p.H, stream()));
+      ATTN_CUDA_CHECK(cudaMemset2DAsync(o_.get(), p.Nq * p.d * e, 0, (p.Nq - p.Nkv) * p.d * e, p.B * p.H, stream()));
     }
   }
 
@@ -253,14 +253,15 @@ void add_cuda_rows_linear(std::vector<variant>& rows) {
       .tags = {tag::fused},
       .check =
           [](const problem& p) {
-            return cuda::check_launch({.grid_x = ceil_div(p.mask.kind == mask_kind::causal ? p.Nkv : p.Nq, cuda_linear_rows),
-                                       .grid_y = p.B * p.H},
-                                      "linear");
+            return cuda::check_launch(
+                {.grid_x = ceil_div(p.mask.kind == mask_kind::causal ? p.Nkv : p.Nq, cuda_linear_rows),
+                 .grid_y = p.B * p.H},
+                "linear");
           },
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_linear(p), model_flops_executed_linear_cuda(p),
-                                 model_bytes_linear_cuda(p), model_exps_linear_cuda(p)};
+            return model_figures{model_flops_linear(p), model_flops_executed_linear_cuda(p), model_bytes_linear_cuda(p),
+                                 model_exps_linear_cuda(p)};
           },
       .memory_bytes = memory_bytes_linear_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {

@@ -14,7 +14,7 @@ namespace attnbench::cuda {
 namespace {
 
 constexpr int warps_per_block = 4;
-constexpr int max_d_per_lane = 8;  // d <= 256
+constexpr int max_d_per_lane = 8;          // d <= 256
 constexpr int key_tile = 32, x_slab = 32;  // pass 1's staged tile of K
 
 __device__ inline float warp_sum(float x) {
@@ -141,22 +141,22 @@ unsigned blocks_for(const problem& p) {
 
 }  // namespace
 
-void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v,
-                                   float* o, float* lse, cudaStream_t st) {
+void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
+                                   cudaStream_t st) {
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    launch(reference_softmax_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st,
-        p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
+    launch(reference_softmax_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st, p, static_cast<const T*>(q),
+           static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
   });
   ATTN_CUDA_CHECK_LAUNCH();
 }
 
-void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v,
-                                  float* o, cudaStream_t st) {
+void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o,
+                                  cudaStream_t st) {
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    launch(reference_linear_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st,
-        p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), o);
+    launch(reference_linear_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st, p, static_cast<const T*>(q),
+           static_cast<const T*>(k), static_cast<const T*>(v), o);
   });
   ATTN_CUDA_CHECK_LAUNCH();
 }
@@ -212,8 +212,7 @@ host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in
     ATTN_CUDA_CHECK(cudaMemcpyAsync(out.o.data(), o.get(), o.bytes(), cudaMemcpyDeviceToHost, st));
     if (math == attention_math::softmax) {
       out.lse.resize(p.rows());
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(out.lse.data(), lse.get(), lse.bytes(), cudaMemcpyDeviceToHost, st));
+      ATTN_CUDA_CHECK(cudaMemcpyAsync(out.lse.data(), lse.get(), lse.bytes(), cudaMemcpyDeviceToHost, st));
     }
     ATTN_CUDA_CHECK(cudaStreamSynchronize(st));
   });

@@ -26,11 +26,11 @@ namespace attnbench::cuda {
 // q, k, v: device pointers in p.type, layouts as in core/problem.hpp.
 // o: [B*H*Nq, d] fp32; lse: [B*H*Nq] fp32 (-inf for rows without a visible
 // key; may be null). Enqueued on `st`; rows without a visible key give zeros.
-void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v,
-                                   float* o, float* lse, cudaStream_t st);
+void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
+                                   cudaStream_t st);
 // Linear attention (phi = elu + 1), masks none and causal; lse is not written.
-void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v,
-                                  float* o, cudaStream_t st);
+void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o,
+                                  cudaStream_t st);
 
 // The sparse terms of a problem (and a block layout's bits) copied to the device:
 // `p` with mask.sparse pointing at the copy, which lives as long as this object.

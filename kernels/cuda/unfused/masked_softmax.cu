@@ -32,8 +32,7 @@ __device__ inline void merge(float& m, float& l, float m2, float l2) {
 }
 
 template <class TP>
-__global__ void __launch_bounds__(threads) masked_softmax_kernel(problem p, const float* s,
-                                                                 TP* prob, float* lse) {
+__global__ void __launch_bounds__(threads) masked_softmax_kernel(problem p, const float* s, TP* prob, float* lse) {
   const std::int64_t row = blockIdx.x;
   const std::int64_t i = row % p.Nq;
   const float* srow = s + row * p.Nkv;
@@ -74,8 +73,7 @@ __global__ void __launch_bounds__(threads) masked_softmax_kernel(problem p, cons
 
 }  // namespace
 
-void launch_masked_softmax(const problem& p, const float* s, void* prob, bool p_fp32, float* lse,
-                           cudaStream_t st) {
+void launch_masked_softmax(const problem& p, const float* s, void* prob, bool p_fp32, float* lse, cudaStream_t st) {
   const unsigned rows = static_cast<unsigned>(p.rows());
   if (p_fp32) {
     launch(masked_softmax_kernel<float>, rows, threads, 0, st, p, s, static_cast<float*>(prob), lse);

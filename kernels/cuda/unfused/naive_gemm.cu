@@ -22,7 +22,7 @@ namespace attnbench::cuda {
 
 namespace {
 
-constexpr int tile = 32;  // kernels/models/models.hpp cuda_naive_tile
+constexpr int tile = 32;          // kernels/models/models.hpp cuda_naive_tile
 constexpr int rows_per_pass = 8;  // blockDim = (32, 8)
 
 struct gemm_args {
@@ -39,7 +39,7 @@ struct gemm_args {
 // C[z][m, n] = alpha * sum_k A[z][m, k] * B[kv(z)](n, k), where B(n, k) is
 // B[n * ldb + k] when b_k_major (K of QK^T) and B[k * ldb + n] otherwise (V).
 template <class TA, class TB, bool b_k_major, class TC>
-__global__ void __launch_bounds__(tile * rows_per_pass) tiled_gemm_kernel(gemm_args g) {
+__global__ void __launch_bounds__(tile* rows_per_pass) tiled_gemm_kernel(gemm_args g) {
   __shared__ float as[tile][tile + 1];
   __shared__ float bs[tile][tile + 1];  // bs[n][k]
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -81,16 +81,16 @@ __global__ void __launch_bounds__(tile * rows_per_pass) tiled_gemm_kernel(gemm_a
 
 template <class TA, class TB, bool b_k_major, class TC>
 void launch_gemm(const gemm_args& g, std::int64_t batch, cudaStream_t st) {
-  const dim3 grid(static_cast<unsigned>((g.N + tile - 1) / tile),
-                  static_cast<unsigned>((g.M + tile - 1) / tile), static_cast<unsigned>(batch));
+  const dim3 grid(static_cast<unsigned>((g.N + tile - 1) / tile), static_cast<unsigned>((g.M + tile - 1) / tile),
+                  static_cast<unsigned>(batch));
   launch(tiled_gemm_kernel<TA, TB, b_k_major, TC>, grid, dim3(tile, rows_per_pass), 0, st, g);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 
 // Copies 16-byte units: a head of K or V is Nkv * d * e bytes, a multiple of
 // 16 because d is a multiple of 8 and e >= 2.
-__global__ void expand_kv_kernel(const uint4* src, uint4* dst, std::int64_t units_per_head,
-                                 std::int64_t H, std::int64_t group, std::int64_t total) {
+__global__ void expand_kv_kernel(const uint4* src, uint4* dst, std::int64_t units_per_head, std::int64_t H,
+                                 std::int64_t group, std::int64_t total) {
   const std::int64_t Hkv = H / group;
   for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < total;
        u += std::int64_t(gridDim.x) * blockDim.x) {
@@ -102,10 +102,9 @@ __global__ void expand_kv_kernel(const uint4* src, uint4* dst, std::int64_t unit
 
 }  // namespace
 
-void launch_naive_scores(const problem& p, const void* q, const void* k, float* s, float alpha,
-                         cudaStream_t st) {
-  const gemm_args g{q, k, s, p.Nq, p.Nkv, p.d, p.d, p.d, p.Nkv, p.Nq * p.d, p.Nkv * p.d,
-                    p.Nq * p.Nkv, p.H, p.group(), alpha};
+void launch_naive_scores(const problem& p, const void* q, const void* k, float* s, float alpha, cudaStream_t st) {
+  const gemm_args g{q,     k,          s,           p.Nq,         p.Nkv, p.d,       p.d,  p.d,
+                    p.Nkv, p.Nq * p.d, p.Nkv * p.d, p.Nq * p.Nkv, p.H,   p.group(), alpha};
   const std::int64_t batch = p.B * p.H;
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
@@ -113,10 +112,9 @@ void launch_naive_scores(const problem& p, const void* q, const void* k, float* 
   });
 }
 
-void launch_naive_output(const problem& p, const float* prob, const void* v, void* o,
-                         cudaStream_t st) {
-  const gemm_args g{prob, v, o, p.Nq, p.d, p.Nkv, p.Nkv, p.d, p.d, p.Nq * p.Nkv, p.Nkv * p.d,
-                    p.Nq * p.d, p.H, p.group(), 1.f};
+void launch_naive_output(const problem& p, const float* prob, const void* v, void* o, cudaStream_t st) {
+  const gemm_args g{prob,         v,           o,          p.Nq, p.d,       p.Nkv, p.Nkv, p.d, p.d,
+                    p.Nq * p.Nkv, p.Nkv * p.d, p.Nq * p.d, p.H,  p.group(), 1.f};
   const std::int64_t batch = p.B * p.H;
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
@@ -128,9 +126,8 @@ void launch_expand_kv(const problem& p, const void* src, void* dst, cudaStream_t
   const std::int64_t units_per_head = p.Nkv * p.d * dtype_bytes(p.type) / 16;
   const std::int64_t total = p.B * p.H * units_per_head;
   const std::int64_t blocks = std::min<std::int64_t>((total + 255) / 256, 65536);
-  launch(expand_kv_kernel, static_cast<unsigned>(blocks), 256, 0, st,
-      static_cast<const uint4*>(src), static_cast<uint4*>(dst), units_per_head, p.H, p.group(),
-      total);
+  launch(expand_kv_kernel, static_cast<unsigned>(blocks), 256, 0, st, static_cast<const uint4*>(src),
+         static_cast<uint4*>(dst), units_per_head, p.H, p.group(), total);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 

@@ -15,16 +15,13 @@ namespace attnbench::cuda {
 //   output:  O[z] (T, Nq x d)      = P[z] (fp32) V[kv(z)]
 // z = b * H + h and kv(z) = b * Hkv + h / (H / Hkv). Pointers are device
 // pointers in p.type (Q, K, V, O) or fp32 (S, P).
-void launch_naive_scores(const problem& p, const void* q, const void* k, float* s, float alpha,
-                         cudaStream_t st);
-void launch_naive_output(const problem& p, const float* prob, const void* v, void* o,
-                         cudaStream_t st);
+void launch_naive_scores(const problem& p, const void* q, const void* k, float* s, float alpha, cudaStream_t st);
+void launch_naive_output(const problem& p, const float* prob, const void* v, void* o, cudaStream_t st);
 
 // Row-wise masked softmax of scaled scores S [B*H*Nq, Nkv] (fp32): writes P
 // (fp32 when p_fp32, else in p.type) and lse [B*H*Nq]. Masked entries get
 // P = 0; rows with no visible key get P = 0 and lse = -inf.
-void launch_masked_softmax(const problem& p, const float* s, void* prob, bool p_fp32, float* lse,
-                           cudaStream_t st);
+void launch_masked_softmax(const problem& p, const float* s, void* prob, bool p_fp32, float* lse, cudaStream_t st);
 
 // K/V [B, Hkv, Nkv, d] -> [B, H, Nkv, d], query head h getting KV head h / group.
 void launch_expand_kv(const problem& p, const void* src, void* dst, cudaStream_t st);

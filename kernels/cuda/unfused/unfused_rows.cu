@@ -31,12 +31,8 @@ float softmax_scale(const problem& p) { return 1.f / std::sqrt(static_cast<float
 class naive_runner : public device_runner {
  public:
   naive_runner(const problem& p, bool writes_lse)
-      : device_runner(p, writes_lse),
-        s_(p.rows() * p.Nkv * sizeof(float)),
-        prob_(p.rows() * p.Nkv * sizeof(float)) {}
-  void run() override {
-    naive_passes(p_, q_.get(), k_.get(), v_.get());
-  }
+      : device_runner(p, writes_lse), s_(p.rows() * p.Nkv * sizeof(float)), prob_(p.rows() * p.Nkv * sizeof(float)) {}
+  void run() override { naive_passes(p_, q_.get(), k_.get(), v_.get()); }
 
  protected:
   void naive_passes(const problem& p, const void* q, const void* k, const void* v) {
@@ -105,16 +101,14 @@ class cublas_unfused_runner : public device_runner {
     const float alpha = softmax_scale(p), one = 1.f, zero = 0.f;
     // Column-major view: S^T [Nkv x G*Nq] = K [Nkv x d] * Q_group^T [d x G*Nq].
     ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, g * nq, d, &alpha, k_.get(), t, d,
-        static_cast<long long>(p.Nkv) * p.d, q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d,
-        &zero, s_.get(), CUDA_R_32F, nkv, static_cast<long long>(g) * p.Nq * p.Nkv, batch,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, g * nq, d, &alpha, k_.get(), t, d, static_cast<long long>(p.Nkv) * p.d,
+        q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d, &zero, s_.get(), CUDA_R_32F, nkv,
+        static_cast<long long>(g) * p.Nq * p.Nkv, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     launch_masked_softmax(p, s_.get<float>(), prob_.get(), false, lse_.get<float>(), stream());
     // O^T [d x G*Nq] = V^T [d x Nkv] * P_group^T [Nkv x G*Nq].
     ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_N, CUBLAS_OP_N, d, g * nq, nkv, &one, v_.get(), t, d,
-        static_cast<long long>(p.Nkv) * p.d, prob_.get(), t, nkv,
-        static_cast<long long>(g) * p.Nq * p.Nkv, &zero, o_.get(), t, d,
+        h, CUBLAS_OP_N, CUBLAS_OP_N, d, g * nq, nkv, &one, v_.get(), t, d, static_cast<long long>(p.Nkv) * p.d,
+        prob_.get(), t, nkv, static_cast<long long>(g) * p.Nq * p.Nkv, &zero, o_.get(), t, d,
         static_cast<long long>(g) * p.Nq * p.d, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
@@ -125,10 +119,10 @@ class cublas_unfused_runner : public device_runner {
 // The unfused launches: tiled GEMMs (32 x 32 output tiles, one z per (b, h))
 // and the masked softmax (one block per row).
 support unfused_launches(const problem& p) {
-  const support gemm = check_launch(
-      {.grid_x = ceil_div(std::max(p.Nkv, p.d), cuda_naive_tile), .grid_y = ceil_div(p.Nq, cuda_naive_tile),
-       .grid_z = p.B * p.H},
-      "naive GEMMs");
+  const support gemm = check_launch({.grid_x = ceil_div(std::max(p.Nkv, p.d), cuda_naive_tile),
+                                     .grid_y = ceil_div(p.Nq, cuda_naive_tile),
+                                     .grid_z = p.B * p.H},
+                                    "naive GEMMs");
   if (!gemm.ok) return gemm;
   return check_launch({.grid_x = p.rows()}, "masked softmax");
 }
@@ -148,8 +142,8 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
       .check = cuda::unfused_launches,
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
-                                 model_bytes_naive_cuda(p), model_exps_unfused_cuda(p)};
+            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p), model_bytes_naive_cuda(p),
+                                 model_exps_unfused_cuda(p)};
           },
       .memory_bytes = memory_bytes_naive_cuda,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
@@ -189,8 +183,8 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
           },
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p),
-                                 model_bytes_cublas_unfused(p), model_exps_unfused_cuda(p)};
+            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p), model_bytes_cublas_unfused(p),
+                                 model_exps_unfused_cuda(p)};
           },
       .memory_bytes = memory_bytes_cublas_unfused,
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {

@@ -72,8 +72,8 @@ std::vector<test_case> all_cases() {
   const cuda::flash3_config* cfg = cuda::flash3_configs(&n);
   for (int i = 0; i < n; ++i)
     for (const shape_case& s : kShapes)
-      cases.push_back({std::string(cfg[i].name) + "/" + s.name, s.B, s.H, s.Hkv, s.Nq, s.Nkv, cfg[i].d, cfg[i].type,
-                       s.mask});
+      cases.push_back(
+          {std::string(cfg[i].name) + "/" + s.name, s.B, s.H, s.Hkv, s.Nq, s.Nkv, cfg[i].d, cfg[i].type, s.mask});
   return cases;
 }
 
@@ -103,7 +103,7 @@ fp8_inputs make_fp8_inputs(const problem& p) {
   std::vector<float>* qt[3] = {&f.quantized.q, &f.quantized.k, &f.quantized.v};
   std::vector<std::uint8_t>* codes[3] = {&f.q, &f.k, &f.v};
   for (int i = 0; i < 3; ++i) {
-    *sc[i] = quantize_e4m3(*qt[i]);              // the harness's per-tensor quantization
+    *sc[i] = quantize_e4m3(*qt[i]);           // the harness's per-tensor quantization
     *codes[i] = e4m3_encode(*qt[i], *sc[i]);  // exact: each value is code x scale
   }
   return f;
@@ -167,8 +167,8 @@ outcome run_case(const test_case& c, cuda::flash3_fault fault = cuda::flash3_fau
     const emu_rows::rows_check re = emu_rows::check_rows(p, o, lse, reference_softmax(f8.original, all_rows(p)));
     ok = ok && std::isfinite(re.rel_l2) && re.rel_l2 <= testing::fp8_e2e_bound && re.lse_err <= kLseBoundFp8E2e;
     char eb[160];
-    std::snprintf(eb, sizeof eb, " | e2e rel_l2 %.3g (<= %.3g) max|dlse| %.3g | scales q %.3g k %.3g v %.3g",
-                  re.rel_l2, testing::fp8_e2e_bound, re.lse_err, in.scales.q, in.scales.k, in.scales.v);
+    std::snprintf(eb, sizeof eb, " | e2e rel_l2 %.3g (<= %.3g) max|dlse| %.3g | scales q %.3g k %.3g v %.3g", re.rel_l2,
+                  testing::fp8_e2e_bound, re.lse_err, in.scales.q, in.scales.k, in.scales.v);
     e2e = eb;
   }
   char buf[800];
@@ -202,7 +202,8 @@ int run_faults() {
   };
   const probe probes[] = {
       {cuda::flash3_fault::wrong_swizzle, "wrong_swizzle", "flash3_fwd_hdim64_bf16_br128_bc128/ragged_none_B2"},
-      {cuda::flash3_fault::missing_expect_tx, "missing_expect_tx", "flash3_fwd_hdim128_fp16_br128_bc128/ring_wrap_none"},
+      {cuda::flash3_fault::missing_expect_tx, "missing_expect_tx",
+       "flash3_fwd_hdim128_fp16_br128_bc128/ring_wrap_none"},
       {cuda::flash3_fault::wrong_phase, "wrong_phase", "flash3_fwd_hdim64_fp16_br128_bc128/ring_wrap_local_global"},
       {cuda::flash3_fault::missing_wait_group, "missing_wait_group",
        "flash3_fwd_hdim128_bf16_br128_bc128/ring_wrap_none"},

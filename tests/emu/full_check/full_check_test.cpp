@@ -287,9 +287,9 @@ void case_baselines() {
   reference_cache cache;
   for (dtype t : {dtype::bf16, dtype::fp16}) {
     const validated r = run_row(be, cache, "cublas_unfused", make(1, 4, 4, 256, 256, 64, t, "causal"));
-    check(passes(r) && 4 * r.v.worst_row_err <= r.v.row_tolerance,
-          std::string("baselines: cublas_unfused ") + std::string(to_string(t)) +
-              ": 4 x its worst row is within row_tolerance");
+    check(passes(r) && 4 * r.v.worst_row_err <= r.v.row_tolerance, std::string("baselines: cublas_unfused ") +
+                                                                       std::string(to_string(t)) +
+                                                                       ": 4 x its worst row is within row_tolerance");
   }
 }
 

@@ -5,8 +5,12 @@
 #include <cstdint>
 #include <cstring>
 
-struct __nv_bfloat16 { std::uint16_t x; };
-struct __nv_bfloat162 { __nv_bfloat16 x, y; };
+struct __nv_bfloat16 {
+  std::uint16_t x;
+};
+struct __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+};
 inline std::uint16_t emu_float_to_bf16_bits(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, 4);

@@ -5,8 +5,12 @@
 #include <cstdint>
 #include <cstring>
 
-struct __half { std::uint16_t x; };
-struct __half2 { __half x, y; };
+struct __half {
+  std::uint16_t x;
+};
+struct __half2 {
+  __half x, y;
+};
 inline std::uint16_t emu_float_to_half_bits(float f) {
   const _Float16 h = static_cast<_Float16>(f);
   std::uint16_t u;

@@ -40,11 +40,21 @@ struct dim3 {
 extern dim3 threadIdx, blockIdx, blockDim, gridDim;
 constexpr int warpSize = 32;
 
-struct alignas(8) float2 { float x, y; };
-struct alignas(16) float4 { float x, y, z, w; };
-struct alignas(16) uint4 { unsigned x, y, z, w; };
-struct alignas(8) uint2 { unsigned x, y; };
-struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
+struct alignas(16) int4 {
+  int x, y, z, w;
+};
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
@@ -197,7 +207,17 @@ void syncthreads();
 // slots (64 bytes apart) once the whole warp has arrived at the same
 // collective `op`; valid until the lane's next collective.
 const unsigned char* warp_exchange(int op, unsigned mask, const void* mine, std::size_t bytes);
-enum warp_op : int { op_syncwarp = 1, op_shfl, op_shfl_xor, op_shfl_down, op_shfl_up, op_vote, op_ldmatrix, op_mma, op_elect };
+enum warp_op : int {
+  op_syncwarp = 1,
+  op_shfl,
+  op_shfl_xor,
+  op_shfl_down,
+  op_shfl_up,
+  op_vote,
+  op_ldmatrix,
+  op_mma,
+  op_elect
+};
 void report(const char* what);  // an emulator error in the running kernel (counted, printed)
 
 template <class T>
@@ -209,9 +229,18 @@ inline T shfl_any(int op, unsigned mask, T v, int arg, int width) {
   int src = lane;
   switch (op) {
     case op_shfl: src = base + (arg & (width - 1)); break;
-    case op_shfl_xor: src = lane ^ arg; if (src >= base + width) src = lane; break;
-    case op_shfl_down: src = lane + arg; if (src >= base + width) src = lane; break;
-    case op_shfl_up: src = lane - arg; if (src < base) src = lane; break;
+    case op_shfl_xor:
+      src = lane ^ arg;
+      if (src >= base + width) src = lane;
+      break;
+    case op_shfl_down:
+      src = lane + arg;
+      if (src >= base + width) src = lane;
+      break;
+    case op_shfl_up:
+      src = lane - arg;
+      if (src < base) src = lane;
+      break;
   }
   T r;
   std::memcpy(&r, s + 64 * src, sizeof(T));
@@ -232,15 +261,25 @@ inline unsigned ballot(unsigned mask, bool pred) {
 }  // namespace attnbench::emu
 
 #define __syncthreads() ::attnbench::emu::syncthreads()
-inline void __syncwarp(unsigned mask = 0xffffffffu) { ::attnbench::emu::warp_exchange(::attnbench::emu::op_syncwarp, mask, nullptr, 0); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  ::attnbench::emu::warp_exchange(::attnbench::emu::op_syncwarp, mask, nullptr, 0);
+}
 template <class T>
-inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) { return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl, mask, v, src, width); }
+inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+  return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl, mask, v, src, width);
+}
 template <class T>
-inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32) { return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl_xor, mask, v, m, width); }
+inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32) {
+  return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl_xor, mask, v, m, width);
+}
 template <class T>
-inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = 32) { return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl_down, mask, v, static_cast<int>(d), width); }
+inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = 32) {
+  return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl_down, mask, v, static_cast<int>(d), width);
+}
 template <class T>
-inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32) { return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl_up, mask, v, static_cast<int>(d), width); }
+inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32) {
+  return ::attnbench::emu::shfl_any(::attnbench::emu::op_shfl_up, mask, v, static_cast<int>(d), width);
+}
 inline unsigned __ballot_sync(unsigned mask, int pred) { return ::attnbench::emu::ballot(mask, pred != 0); }
 inline int __any_sync(unsigned mask, int pred) { return ::attnbench::emu::ballot(mask, pred != 0) != 0; }
 inline int __all_sync(unsigned mask, int pred) { return ::attnbench::emu::ballot(mask, pred != 0) == mask; }
