@@ -5,9 +5,9 @@
 // K/V tile is read once per group instead of once per query head, and the visited key
 // tiles of a row tile are split into ordinal ranges (cuda::split_ordinals) that run as
 // separate tasks: each writes its partial O, normalised by its own sum, and its
-// log-sum-exp in fp32, and a merge pass combines them exactly as the CUDA merge kernel
-// (flash2_splitkv_merge.cu): M = max_s lse_s, w_s = exp(lse_s - M),
-// O = sum_s w_s O_s / sum_s w_s, lse = M + log(sum_s w_s).
+// log-sum-exp in fp32, and the split that finishes a row tile last merges it exactly as
+// the CUDA merge kernel does (flash2_splitkv_merge.cu): M = max_s lse_s,
+// w_s = exp(lse_s - M), O = sum_s w_s O_s / sum_s w_s, lse = M + log(sum_s w_s).
 // Changed from flash2 (CPU): below 16 packed rows Q K^T is computed with the rows, not
 // the keys, in the output (S = Q K^T, R x Bc): each score is a dot product vectorised
 // across d, 16 keys reduced at once by a transpose-add tree, so a tile of 1..15 rows
@@ -24,6 +24,7 @@
 #include "kernels/cpu/flash2_splitkv.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -256,7 +257,35 @@ void online_softmax_rows(float* s, std::int64_t cols, std::int64_t lds, std::int
 struct splitkv_arrays {
   const float *q, *k, *v;
   float *o, *lse, *o_part, *lse_part;
+  std::atomic<int>* splits_done;  // per (batch, KV group, row tile), zero before a run
 };
+
+// The merge of one query row (flash2_splitkv_merge.cu): every partial read, O and lse written.
+void merge_row(const problem& p, int splits, std::int64_t row, const splitkv_arrays& a, float* lse_s, float* out,
+               byte_counter& bytes, exp_counter& exps, splitkv_fault fault) {
+  const std::int64_t d = p.d;
+  for (int si = 0; si < splits; ++si) lse_s[si] = *read_tile(a.lse_part + si * p.rows() + row, 1, bytes);
+  float M = neg_inf;
+  for (int si = 0; si < splits; ++si) M = std::max(M, lse_s[si]);
+  float L = 0;
+  std::fill(out, out + d, 0.0f);
+  for (int si = 0; si < splits; ++si) {
+    float w = M == neg_inf ? 0.0f : exp_approx(lse_s[si] - M);  // lse_s = -inf -> 0
+    if (fault == splitkv_fault::unweighted_merge) w = lse_s[si] == neg_inf ? 0.0f : 1.0f;
+    L += w;
+    const float* os = read_tile(a.o_part + (si * p.rows() + row) * d, d, bytes);
+    for (std::int64_t x = 0; x < d; ++x) out[x] += w * os[x];
+  }
+  exps.add(splits);
+  if (L > 0)
+    scale(out, d, 1.0f / L);
+  else
+    std::fill(out, out + d, 0.0f);
+  if (output_dtype(p.type) == dtype::bf16) round_bf16(out, d);
+  const float lse_row = L > 0 ? M + std::log(L) : neg_inf;
+  store(a.o + row * d, out, d, bytes, output_bytes(p.type));
+  store(a.lse + row, &lse_row, 1, bytes);
+}
 
 void splitkv_forward(const problem& p, const cuda::flash2_plan& plan, const splitkv_arrays& a, byte_counter& bytes,
                      exp_counter& exps, splitkv_fault fault) {
@@ -280,6 +309,7 @@ void splitkv_forward(const problem& p, const cuda::flash2_plan& plan, const spli
     float* l = m + Br;
     float* alpha = l + Br;
     float* pad = alpha + Br;
+    std::vector<float> lse_s(splits);
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t t = 0; t < tasks; ++t) {
       const int split = static_cast<int>(t % splits);
@@ -361,35 +391,13 @@ void splitkv_forward(const problem& p, const cuda::flash2_plan& plan, const spli
           store(a.lse_part + split * p.rows() + row, l + r, 1, bytes);
         }
       }
-    }
-    if (splits > 1) {
-      // The merge (flash2_splitkv_merge.cu), one query row at a time: every partial read.
-      std::vector<float> lse_s(splits);
-      float* out = acc;
-#pragma omp for schedule(static)
-      for (std::int64_t row = 0; row < p.rows(); ++row) {
-        for (int si = 0; si < splits; ++si) lse_s[si] = *read_tile(a.lse_part + si * p.rows() + row, 1, bytes);
-        float M = neg_inf;
-        for (int si = 0; si < splits; ++si) M = std::max(M, lse_s[si]);
-        float L = 0;
-        std::fill(out, out + d, 0.0f);
-        for (int si = 0; si < splits; ++si) {
-          float w = M == neg_inf ? 0.0f : exp_approx(lse_s[si] - M);  // lse_s = -inf -> 0
-          if (fault == splitkv_fault::unweighted_merge) w = lse_s[si] == neg_inf ? 0.0f : 1.0f;
-          L += w;
-          const float* os = read_tile(a.o_part + (si * p.rows() + row) * d, d, bytes);
-          for (std::int64_t x = 0; x < d; ++x) out[x] += w * os[x];
-        }
-        exps.add(splits);
-        if (L > 0)
-          scale(out, d, 1.0f / L);
-        else
-          std::fill(out, out + d, 0.0f);
-        if (bf16_out) round_bf16(out, d);
-        const float lse_row = L > 0 ? M + std::log(L) : neg_inf;
-        store(a.o + row * d, out, d, bytes, e_out);
-        store(a.lse + row, &lse_row, 1, bytes);
-      }
+      // The split that finishes its row tile last merges it (the CUDA merge kernel's work),
+      // so no barrier separates the splits from the merge: a barrier costs a scheduler
+      // quantum (4-12 ms) whenever another process holds a core (docs/cpu.md). acq_rel: the
+      // last split sees every other split's partials.
+      if (splits > 1 && a.splits_done[bg * row_tiles + rt].fetch_add(1, std::memory_order_acq_rel) == splits - 1)
+        for (std::int64_t r = 0; r < R; ++r)
+          merge_row(p, splits, (b * p.H + head(r)) * p.Nq + query(r), a, lse_s.data(), acc, bytes, exps, fault);
     }
   }
 }
@@ -402,12 +410,17 @@ class flash2_splitkv_runner final : public cpu_runner {
       o_part_.resize(static_cast<std::size_t>(plan_.splits * p.rows() * p.d));
       lse_part_.resize(static_cast<std::size_t>(plan_.splits * p.rows()));
     }
+    const problem& g = plan_.geometry;
+    row_tiles_ = p.B * p.Hkv * cuda::row_tiles(g, plan_.pack, g.Br);
+    splits_done_ = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(row_tiles_));
   }
   void run() override {
     reset_counters();
-    splitkv_forward(p_, plan_,
-                    {q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), o_part_.data(), lse_part_.data()}, bytes_,
-                    exps_, fault_);
+    for (std::int64_t t = 0; t < row_tiles_; ++t) splits_done_[t].store(0, std::memory_order_relaxed);
+    splitkv_forward(
+        p_, plan_,
+        {q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), o_part_.data(), lse_part_.data(), splits_done_.get()},
+        bytes_, exps_, fault_);
   }
   host_outputs get_outputs() override {
     host_outputs out = cpu_runner::get_outputs();
@@ -420,6 +433,8 @@ class flash2_splitkv_runner final : public cpu_runner {
   splitkv_fault fault_;
   bool writes_lse_;
   std::vector<float> o_part_, lse_part_;
+  std::int64_t row_tiles_ = 0;
+  std::unique_ptr<std::atomic<int>[]> splits_done_;
 };
 
 }  // namespace
