@@ -2,8 +2,8 @@
 # clang-format over every C++/CUDA source of the tree (.clang-format, docs/style.md).
 #   scripts/format.sh            reformat in place
 #   scripts/format.sh --check    list the files that are not formatted; exit 1 if any (static.clang_format)
-#   scripts/format.sh --verify   reformat, then prove no token changed: every reformatted file,
-#                                comments and whitespace removed, equals its version in git HEAD
+#   scripts/format.sh --verify   reformat, then prove no token changed: every reformatted file has
+#                                the token sequence of its version in git HEAD (scripts/cxx_tokens.py)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -28,8 +28,8 @@ if [[ "$mode" == --check ]]; then
 fi
 clang-format -i "${files[@]}"
 [[ "$mode" == --verify ]] || exit 0
-# Comments and whitespace removed (line splices joined first), the token text must not change.
-code() { perl -0pe 's/\\\n//g' | g++ -fpreprocessed -dD -E -P -x c++ - 2>/dev/null | tr -d ' \t\r\n' | md5sum; }
+# The token sequence (comments dropped, blanks only as separators) must not change.
+code() { python3 "$root/scripts/cxx_tokens.py" /dev/stdin | cut -d' ' -f1; }
 changed=0
 while IFS= read -r f; do
   [[ "$(git show "HEAD:$f" | code)" == "$(code <"$f")" ]] || { echo "format: tokens changed in $f" >&2; changed=1; }

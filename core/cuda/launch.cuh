@@ -28,7 +28,10 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem_b
 #if defined(ATTN_EMULATE)
   ::attnbench::emu::launch_kernel(kernel, grid, block, smem_bytes, stream, std::forward<Args>(args)...);
 #else
-  kernel<<<grid, block, smem_bytes, stream> > >(std::forward<Args>(args)...);
+  // clang-format 14 reads .cuh as C++ and would split the launch's >>> into > > >.
+  // clang-format off
+  kernel<<<grid, block, smem_bytes, stream>>>(std::forward<Args>(args)...);
+  // clang-format on
 #endif
   ATTN_CUDA_CHECK_LAUNCH();
 }

@@ -29,10 +29,9 @@ configure() {  # NAME SOURCE: a CPU-only configure with the emulator and its con
 }
 configure formatted "$tree" || fail "configure of the reformatted tree failed: $(grep -A4 'Error' "$work/formatted.log" | head -n 12)"
 configure original "$src" || fail "configure of the tree itself failed: $(tail -n 5 "$work/original.log")"
-# The same defect in every mutant: with comments and whitespace removed, each mutant of the
-# reformatted tree is the same text as the one of the tree itself.
-# (Line splices joined first: a reformat may break a long #if with a backslash.)
-code() { perl -0pe 's/\\\n//g' "$1" | g++ -fpreprocessed -dD -E -P -x c++ - 2>/dev/null | tr -d ' \t\r\n' | md5sum; }
+# The same defect in every mutant: each mutant of the reformatted tree has the token sequence
+# of the one of the tree itself (scripts/cxx_tokens.py: comments dropped, blanks only separate).
+code() { python3 "$src/scripts/cxx_tokens.py" "$1" | cut -d' ' -f1; }
 n=0
 while IFS= read -r m; do
   rel="${m#"$work/original/"}"
