@@ -146,13 +146,18 @@ include(${ab_emu_dir}/flash3/sources.cmake OPTIONAL)
 # Runtime + everything that is not a swappable family source.
 file(GLOB ab_emu_core CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/*.cpp ${CMAKE_SOURCE_DIR}/core/cuda/*.cpp)
 file(GLOB ab_emu_models CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/models/*.cpp)
+# The fp64 references (reference_for() dispatches to every attention_math; validation.cpp, in the
+# full check, to the backward's too), with their seeded
+# parameters; the fp32 OpenBLAS reference and the row check are the full check's own.
+file(GLOB ab_emu_references CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/reference/*.cpp)
+list(FILTER ab_emu_references EXCLUDE REGEX "/(reference_fp32|row_check)\\.cpp$")
 ab_emu_wrap(ab_emu_common_wrapped ${CMAKE_SOURCE_DIR}/kernels/cuda/common/common_runtime.cu)
 add_library(attnbench_emu_base OBJECT
             ${ab_emu_dir}/emu_fiber.cpp ${ab_emu_dir}/emu_runtime.cpp ${ab_emu_dir}/emu_hopper.cpp ${ab_emu_dir}/emu_cublas.cpp
             ${ab_emu_dir}/emu_cpu_rows_stub.cpp
             ${ab_emu_core} ${ab_emu_models} ${CMAKE_SOURCE_DIR}/kernels/registry.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/cuda_rows.cpp
-            ${CMAKE_SOURCE_DIR}/kernels/reference/attention_reference.cpp ${CMAKE_SOURCE_DIR}/harness/tensors.cpp
+            ${ab_emu_references} ${CMAKE_SOURCE_DIR}/harness/tensors.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_rows.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_plan.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_runner.cpp
