@@ -43,8 +43,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_vs_torch import MEDIAN_RE, Array, int_list, rel_l2  # noqa: E402
+from cpu_vs_torch import Array, int_list, rel_l2, run_attnbench
 
 REF = "torch_sdpa"
 
@@ -146,14 +145,7 @@ def attnbench_ms(binary: Path, variant: str, work: Path, repeat: int, hot: bool,
     cmd = [str(binary), "run", "--variant", variant, "--backend", "cpu", "--q", str(work / "q.npy"),
            "--k", str(work / "k.npy"), "--v", str(work / "v.npy"), "--out", str(out), "--mask", "causal",
            "--repeat", str(repeat)] + (["--hot"] if hot else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                          env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
-    match = MEDIAN_RE.search(proc.stdout)
-    if match is None:
-        raise RuntimeError(f"no median_ms=<x> line from {' '.join(cmd)}:\n{proc.stdout}")
-    return float(match.group(1)), np.load(out)
+    return run_attnbench(cmd, threads), np.load(out)
 
 
 @dataclass

@@ -22,10 +22,7 @@ pass. Threads: OMP_NUM_THREADS for attnbench, torch.set_num_threads for mambapy.
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,8 +31,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from cpu_vs_torch import int_list, rel_l2, run_attnbench
+
 Array = npt.NDArray[np.float32]
-MEDIAN_RE = re.compile(r"^median_ms=([0-9.eE+-]+)\s*$", re.MULTILINE)
 SCAN_SEED = 0x5EED25  # kernels/reference/scan_parameters.cpp
 M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -72,14 +70,7 @@ def attnbench_ms(binary: Path, work: Path, state: int, repeat: int, threads: int
     cmd = [str(binary), "run", "--variant", "selective_scan", "--backend", "cpu", "--mask", "causal",
            "--q", str(work / "u.npy"), "--k", str(work / "dt.npy"), "--v", str(work / "z.npy"),
            "--out", str(out), "--state", str(state), "--repeat", str(repeat), "--hot"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                          env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
-    match = MEDIAN_RE.search(proc.stdout)
-    if match is None:
-        raise RuntimeError(f"no median_ms=<x> line from {' '.join(cmd)}:\n{proc.stdout}")
-    return float(match.group(1)), np.load(out)
+    return run_attnbench(cmd, threads), np.load(out)
 
 
 class Mambapy:
@@ -113,21 +104,6 @@ class Mambapy:
             out = self.forward()
             times.append((time.perf_counter() - t0) * 1e3)
         return statistics.median(times), out.numpy()  # type: ignore[union-attr]
-
-
-def rel_l2(got: Array, want: Array) -> float:
-    diff = got.astype(np.float64) - want.astype(np.float64)
-    return float(np.linalg.norm(diff) / np.linalg.norm(want.astype(np.float64)))
-
-
-def int_list(s: str) -> list[int]:
-    try:
-        values = [int(x) for x in s.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a comma list of integers, got '{s}'") from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got '{s}'")
-    return values
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -62,6 +62,18 @@ class Problem:
 MEDIAN_RE = re.compile(r"^median_ms=([0-9.eE+-]+)\s*$", re.MULTILINE)
 
 
+def run_attnbench(cmd: list[str], threads: int) -> float:
+    """Runs `attnbench run ... --repeat R` on `threads` OpenMP threads; the median_ms it prints."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                          env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    match = MEDIAN_RE.search(proc.stdout)
+    if match is None:
+        raise RuntimeError(f"no median_ms=<x> line from {' '.join(cmd)}:\n{proc.stdout}")
+    return float(match.group(1))
+
+
 def attnbench_ms(binary: Path, variant: str, work: Path, prob: Problem, block: str | None,
                  repeat: int, hot: bool, threads: int) -> tuple[float, Array]:
     out = work / "o.npy"
@@ -72,14 +84,7 @@ def attnbench_ms(binary: Path, variant: str, work: Path, prob: Problem, block: s
         cmd += ["--block", block]
     if hot:
         cmd.append("--hot")
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
-    match = MEDIAN_RE.search(proc.stdout)
-    if match is None:
-        raise RuntimeError(f"no median_ms=<x> line from {' '.join(cmd)}:\n{proc.stdout}")
-    return float(match.group(1)), np.load(out)
+    return run_attnbench(cmd, threads), np.load(out)
 
 
 def torch_impls(causal: bool) -> dict[str, Callable[..., object]]:

@@ -23,9 +23,7 @@ torch.set_num_threads for torch, both --threads.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cpu_vs_torch import MEDIAN_RE, Array, Problem, int_list, rel_l2
+from cpu_vs_torch import Array, Problem, int_list, rel_l2, run_attnbench
 
 GRADS = ("dq", "dk", "dv")
 
@@ -47,14 +45,7 @@ def attnbench_bwd_ms(binary: Path, variant: str, work: Path, prob: Problem, repe
         cmd += [f"--{g}", str(work / f"{g}.npy")]
     if hot:
         cmd.append("--hot")
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
-    match = MEDIAN_RE.search(proc.stdout)
-    if match is None:
-        raise RuntimeError(f"no median_ms=<x> line from {' '.join(cmd)}:\n{proc.stdout}")
-    return float(match.group(1)), [np.load(work / f"{g}.npy") for g in GRADS]
+    return run_attnbench(cmd, threads), [np.load(work / f"{g}.npy") for g in GRADS]
 
 
 class TorchBackward:
