@@ -106,7 +106,8 @@ class Entry:
 
     @property
     def shape_label(self) -> str:
-        return f"B{self.B} H{self.H} Hkv{self.Hkv} Nq{self.Nq} Nkv{self.Nkv} d{self.d} {self.mask}"
+        text = f"B{self.B} H{self.H} Hkv{self.Hkv} Nq{self.Nq} Nkv{self.Nkv} d{self.d} {self.mask}"
+        return text if self.pass_ == "fwd" else f"{text} pass:{self.pass_}"
 
     @property
     def measured_intensity(self) -> Optional[float]:

@@ -66,7 +66,9 @@ def build_all(ds: Dataset, baseline: Optional[str] = None) -> Built:
 
 
 def shape_text(e: Entry) -> str:
-    return f"B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} Nkv{e.Nkv} d{e.d} {e.mask}"
+    """The problem; a backward entry says its pass (the forward's text is unchanged)."""
+    text = f"B{e.B} H{e.H} Hkv{e.Hkv} Nq{e.Nq} Nkv{e.Nkv} d{e.d} {e.mask}"
+    return text if e.pass_ == "fwd" else f"{text} pass:{e.pass_}"
 
 
 def config_text(e: Entry) -> str:

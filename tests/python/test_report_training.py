@@ -71,3 +71,12 @@ def test_forward_only_runs_have_no_training_section(tmp_path):
     """Negative control: the section is built from backward entries, not invented."""
     ds = load_dataset([str(sweep(tmp_path / "fwd.json"))])
     assert training.tables(ds) == [] and training.section(ds) == []
+
+
+def test_backward_rows_of_the_versus_table_say_their_pass(merged):
+    """The versus-libraries table lists a problem once per pass; a bwd or fwd_bwd row names it
+    (before, the three rows of one problem read the same)."""
+    assert {e.pass_ for e in merged.entries} == {"fwd", "bwd", "fwd_bwd"}
+    for e in merged.entries:
+        label = report.shape_text(e)
+        assert label.endswith(f"pass:{e.pass_}") == (e.pass_ != "fwd"), label
