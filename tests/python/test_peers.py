@@ -101,8 +101,13 @@ ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "e4m3": 1}
 OUTPUT_BYTES = {"e4m3": 2}  # O in bf16 for fp8 inputs (core/problem.hpp output_dtype)
 
 
+# The backward's useful FLOPs by the FA/cuDNN benchmark convention: 5 products per visible pair
+# against the forward's 2 (docs/backward.md).
+PASS_FACTOR = {"fwd": 1.0, "bwd": 2.5, "fwd_bwd": 3.5}
+
+
 def independent_flops(p) -> float:
-    return 4.0 * p.d * peers.visible_pairs_per_head(p) * p.B * p.H
+    return 4.0 * p.d * peers.visible_pairs_per_head(p) * p.B * p.H * PASS_FACTOR[p.pass_]
 
 
 def independent_bytes_min(p) -> float:
