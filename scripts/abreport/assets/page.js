@@ -174,7 +174,7 @@
         (e.e2e_rel_err !== undefined && e.e2e_rel_err !== null ? `; end to end ${fmt(e.e2e_rel_err, 2)}` : "")]);
     }
     if (e.worst_row_err !== undefined && e.worst_row_err !== null) {
-      const w = e.worst_row ? ` at (b, h, row) = (${e.worst_row.join(", ")})` : "";
+      const r = e.worst_row, w = r && typeof r === "object" ? ` at b ${r.b}, h ${r.h}, row ${r.i}` : "";
       rows.push(["worst row", `${fmt(e.worst_row_err, 2)}${w} (tolerance ${fmt(e.row_tolerance)}); ` +
         `${e.rows_checked} of ${e.rows_total} rows checked, ${e.nonfinite_outputs ?? 0} non-finite`]);
     }
