@@ -102,6 +102,20 @@ double measure_copy_gbps() {
 // OpenBLAS's identity when it is the BLAS linked (weak: another cblas leaves them null).
 extern "C" char* openblas_get_config() __attribute__((weak));
 extern "C" int openblas_get_num_threads() __attribute__((weak));
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" int blas_thread_shutdown_() __attribute__((weak));  // OpenBLAS's pthread build only
+
+// OpenBLAS runs on one thread in this backend: the kernels parallelise with OpenMP and call
+// it from inside their parallel regions. A pool of its own threads spin-waits after each
+// multithreaded call (and from its start), and on 2 vCPUs that spinning took the OpenMP
+// workers' CPU in 4 ms scheduler slices: flash2 at B1 H8 Hkv1 Nq1 Nkv4096 d128 ran 1.0 ms or
+// 8 ms (median of 5 calls, bimodal over runs) until the pool was shut down, as it is here
+// (OpenBLAS starts it again for its next multithreaded call). Only the sgemm ceiling below
+// uses every thread.
+void keep_blas_single_threaded() {
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
 
 // The fp32 peak of the BLAS the CPU kernels call (cblas_sgemm, all its threads): square NN
 // GEMMs of n = 1024, 2048, 4096, a warm-up then the best of two or more runs each, the best n
@@ -109,6 +123,7 @@ extern "C" int openblas_get_num_threads() __attribute__((weak));
 // to take over 1 s, so a slow BLAS is not timed for a minute. Why several sizes: 2048^3
 // reported ~0.30 TFLOP/s on issue 14's Xeon, where 4096^3 (0.43 s a run) reaches ~0.32.
 nlohmann::json measure_sgemm() {
+  if (openblas_set_num_threads) openblas_set_num_threads(omp_get_max_threads());
   nlohmann::json by_n = nlohmann::json::object();
   double best_tflops = 0, rate = 0;  // rate: FLOP/s of the last size
   int best_n = 0;
@@ -143,6 +158,7 @@ nlohmann::json measure_sgemm() {
   std::string library = "cblas_sgemm (library unknown)";
   if (openblas_get_config) library = openblas_get_config();
   const int threads = openblas_get_num_threads ? openblas_get_num_threads() : omp_get_max_threads();
+  keep_blas_single_threaded();
   nlohmann::json method = {{"n", best_n}, {"threads", threads}, {"library", library}, {"tflops_by_n", by_n}};
   if (!skipped.empty()) method["skipped"] = skipped;
   return {{"tflops", best_tflops}, {"method", method}};
@@ -150,7 +166,7 @@ nlohmann::json measure_sgemm() {
 
 class cpu_backend final : public backend {
  public:
-  cpu_backend() : llc_(last_level_cache()), evictor_(eviction_buffer_bytes(llc_)) {}
+  cpu_backend() : llc_(last_level_cache()), evictor_(eviction_buffer_bytes(llc_)) { keep_blas_single_threaded(); }
   explicit cpu_backend(cpu_timing_hooks hooks) : cpu_backend() { hooks_ = std::move(hooks); }
 
   backend_kind kind() const override { return backend_kind::cpu; }
