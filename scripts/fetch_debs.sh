@@ -4,7 +4,7 @@
 # lent GPU box: nvcc, cmake, ninja, python3, but no Google Benchmark,
 # GoogleTest, fmt, nlohmann-json, OpenBLAS or RE2, and no network).
 #
-#   scripts/fetch_debs.sh            # -> .debs/debs/*.deb, .debs/root/usr/..., .debs/bin/{cuobjdump,nvdisasm}
+#   scripts/fetch_debs.sh            # -> .debs/debs/*.deb, .debs/root/usr/..., .debs/root.tgz, .debs/bin/{cuobjdump,nvdisasm}
 #
 # It downloads the Debian packages the CMake configuration needs (and their
 # run-time libraries), unpacks them with `dpkg -x` into .debs/root, adds the
@@ -77,4 +77,8 @@ else
 fi
 
 du -sh "$out/root" | awk '{print "fetch_debs: " $1 " unpacked into .debs/root"}'
+# The same tree compressed (OpenBLAS's 35 MB library is most of it): 47 MB unpacked left no room
+# for the prebuilt binaries in the device call's 64 MiB; gpu_check.sh unpacks it there.
+tar -czf "$out/root.tgz" -C "$out" root
+du -sh "$out/root.tgz" | awk '{print "fetch_debs: " $1 " in .debs/root.tgz (carry it instead of .debs/root)"}'
 ls "$out"/debs/*.deb | sed 's|.*/||' | tr '\n' ' '; echo

@@ -18,7 +18,7 @@
 #
 #   scripts/gpu_check.sh OUT_DIR
 #
-# Dependencies come from the system, or from .debs/root (Debian packages that
+# Dependencies come from the system, or from .debs/root or .debs/root.tgz (Debian packages that
 # scripts/fetch_debs.sh unpacks on a networked machine; carry .debs/root and .debs/bin;
 # .debs/root holds cudnn-frontend's headers too, docs/cudnn.md; cuDNN itself comes from
 # python3's nvidia-cudnn wheel). Budget: 8 minutes on one H200 with 16 cores.
@@ -29,7 +29,9 @@
 # GPU_CHECK_FP8_S (60), GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
-# a usable GPU every sweep step runs on the cpu backend, to test this script).
+# a usable GPU every sweep step runs on the cpu backend, to test this script), GPU_CHECK_BUNDLE
+# (a .tar.gz to pack OUT_DIR into at the end, early stops included: the device tool brings back
+# at most 8 files from $OUT, and OUT_DIR holds about 25).
 set -uo pipefail
 if [[ $# -ne 1 ]]; then
   echo "usage: scripts/gpu_check.sh OUT_DIR" >&2
@@ -78,6 +80,11 @@ skip_step() {  # skip_step NAME WHY
   command -v nvcc >/dev/null && nvcc --version || echo "no nvcc on PATH"
   cmake --version 2>/dev/null | head -1; ninja --version 2>/dev/null; python3 --version
 } > "$out/env.txt" 2>&1
+# .debs/root.tgz (fetch_debs.sh) is .debs/root compressed, 14 MB against 47: unpacked here.
+if [[ ! -d "$root/.debs/root/usr" && -f "$root/.debs/root.tgz" ]]; then
+  tar -xzf "$root/.debs/root.tgz" -C "$root/.debs" 2>"$out/debs_unpack.log" ||
+    echo "gpu_check: .debs/root.tgz did not unpack (see $out/debs_unpack.log)" >&2
+fi
 carried="$root/.debs/root/usr"
 if [[ -d "$carried" ]]; then
   arch_lib="$carried/lib/x86_64-linux-gnu"
@@ -95,6 +102,10 @@ cudnn_wheel="$(timeout 30 python3 -c 'import nvidia.cudnn as m; print(list(m.__p
 write_summary() {
   python3 "$root/scripts/gpu_check_summary.py" "$out" > "$out/summary.txt" 2>&1
   say "done in $(( $(date +%s) - t_start ))s; outputs in $out"
+  if [[ -n "${GPU_CHECK_BUNDLE:-}" ]]; then
+    tar -czf "$GPU_CHECK_BUNDLE" -C "$(dirname "$out")" "$(basename "$out")" &&
+      say "packed $out into $GPU_CHECK_BUNDLE ($(du -h "$GPU_CHECK_BUNDLE" | cut -f1))"
+  fi
   echo
   cat "$out/summary.txt"
 }

@@ -26,11 +26,14 @@ run_check() {  # run_check OUT [extra env...]
     "$@" bash "$root/scripts/gpu_check.sh" "$o" >"$o.stdout" 2>"$o.stderr"
 }
 mkdir -p "$work/out" "$work/control"
-run_check "$work/out"
+run_check "$work/out" GPU_CHECK_BUNDLE="$work/bundle.tar.gz"
 rc=$?
 s="$work/out/summary.txt"
 [[ $rc -eq 1 ]] || fail "a dry run must exit 1 (the backend step fails without a GPU), got $rc"
 [[ -f "$s" ]] || fail "no summary.txt"
+# The bundle the device tool brings back (it returns at most 8 files): every output, summary too.
+tar -tzf "$work/bundle.tar.gz" 2>/dev/null | grep -q "^out/summary.txt$" || fail "GPU_CHECK_BUNDLE lacks out/summary.txt"
+(( $(tar -tzf "$work/bundle.tar.gz" | grep -vc '/$') > 8 )) || fail "GPU_CHECK_BUNDLE holds 8 files or fewer"
 expect() { grep -qE "$1" "$s" || fail "summary lacks /$1/"; }
 expect "^binaries: prebuilt \($build"
 expect "^step backend +failed"
