@@ -151,7 +151,8 @@ file(GLOB ab_emu_models CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/models/*.c
 # parameters; the fp32 OpenBLAS reference and the row check are the full check's own.
 file(GLOB ab_emu_references CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/reference/*.cpp)
 list(FILTER ab_emu_references EXCLUDE REGEX "/(reference_fp32|row_check)\\.cpp$")
-ab_emu_wrap(ab_emu_common_wrapped ${CMAKE_SOURCE_DIR}/kernels/cuda/common/common_runtime.cu)
+ab_emu_wrap(ab_emu_common_wrapped ${CMAKE_SOURCE_DIR}/kernels/cuda/common/common_runtime.cu
+            ${CMAKE_SOURCE_DIR}/kernels/cuda/common/backward_runtime.cu)
 add_library(attnbench_emu_base OBJECT
             ${ab_emu_dir}/emu_fiber.cpp ${ab_emu_dir}/emu_runtime.cpp ${ab_emu_dir}/emu_hopper.cpp ${ab_emu_dir}/emu_cublas.cpp
             ${ab_emu_dir}/emu_cpu_rows_stub.cpp
