@@ -10,6 +10,7 @@
 #   emu.unfused         tests/gpu/test_unfused.cpp, small shapes: naive, naive_gqa_expand, cublas_unfused
 #   emu.flash1          tests/gpu/test_flash1.cpp, small shapes
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
+#   emu.scans           tests/gpu/test_scans.cpp: selective_scan and wkv (kernels/cuda/scan)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
 #   emu.flash2_decode   split-KV decode + the real merge kernel (flash2_splitkv_merge.cu)
@@ -117,7 +118,8 @@ set(ab_emu_fam_flash1 ${CMAKE_SOURCE_DIR}/kernels/cuda/flash1/flash1.cu)
 set(ab_emu_fam_linear ${CMAKE_SOURCE_DIR}/kernels/cuda/linear/linear.cu)
 set(ab_emu_fam_reference ${CMAKE_SOURCE_DIR}/kernels/cuda/reference/reference_device.cu)
 set(ab_emu_fam_merge ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_splitkv_merge.cu)
-set(ab_emu_all_families unfused flash1 linear reference merge)
+set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu)
+set(ab_emu_all_families unfused flash1 linear reference merge scan)
 
 function(ab_emu_setup tgt)
   target_include_directories(${tgt} BEFORE PRIVATE ${ab_emu_dir}/include ${CMAKE_SOURCE_DIR})
@@ -174,6 +176,7 @@ endforeach()
 # unchanged against the emulator, and the emulator's own tests.
 set(ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused.cpp ${CMAKE_SOURCE_DIR}/tests/gpu/test_flash1.cpp
     ${CMAKE_SOURCE_DIR}/tests/gpu/test_linear.cpp ${CMAKE_SOURCE_DIR}/tests/gpu/test_reference_fp32.cpp
+    ${CMAKE_SOURCE_DIR}/tests/gpu/test_scans.cpp
     ${ab_emu_dir}/emu_runtime_test.cpp ${ab_emu_dir}/emu_hopper_test.cpp ${ab_emu_dir}/tolerance_test.cpp
     ${ab_emu_dir}/emu_gtest_main.cpp)
 add_library(attnbench_emu_gtests OBJECT ${ab_emu_gtest_sources})
@@ -235,6 +238,7 @@ ab_emu_gtest(hopper_controls "EmuHopperControl.*")
 ab_emu_gtest(unfused "CudaUnfusedHost.*:CudaUnfused.MatchesFp64ReferenceOnSmallShapes:CudaUnfused.RepeatedRunsAreIdentical")
 ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(linear "CudaLinearHost.*:CudaLinear.MatchesFp64ReferenceOnSmallShapes")
+ab_emu_gtest(scans "CudaScansHost.*:CudaScans.*")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
 if(ab_emu_san STREQUAL "thread")
   # ~5 min together under TSan on 2 cores: only in the full TSan run

@@ -68,15 +68,6 @@ std::int64_t wkv_memory(const problem& p) {
   return io_bytes(p, false) + 4 * 2 * p.H * p.d + 4 * cpu::max_threads() * (3 * p.Bc * p.d + 5 * p.d);
 }
 
-// A scan runs along one sequence (Nq = Nkv); the selective scan's G groups split the width.
-support scan_check(const problem& p, bool groups) {
-  if (p.Nq != p.Nkv)
-    return support::no(fmt::format("a scan runs along one sequence: needs Nq = Nkv (got Nq={}, Nkv={})", p.Nq, p.Nkv));
-  if (groups && (p.H * p.d) % p.ngroups != 0)
-    return support::no(fmt::format("G={} does not divide the width H*d = {}", p.ngroups, p.H * p.d));
-  return support::yes();
-}
-
 template <double (*executed)(const problem&), double (*bytes)(const problem&), double (*exps)(const problem&),
           double (*useful)(const problem&) = model_flops_softmax>
 model_figures cpu_model(const problem& p) {
@@ -203,7 +194,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
           "the state carried on chip",
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
       .tags = {tag::scan},
-      .check = [](const problem& p) { return scan_check(p, true); },
+      .check = [](const problem& p) { return scan_support(p, true); },
       .model = cpu_model<model_flops_selective_scan, model_bytes_selective_scan, model_exps_selective_scan,
                          model_flops_selective_scan>,
       .memory_bytes = selective_scan_memory,
@@ -216,7 +207,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
                  "steps, the carry on chip",
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
       .tags = {tag::scan},
-      .check = [](const problem& p) { return scan_check(p, false); },
+      .check = [](const problem& p) { return scan_support(p, false); },
       .model = cpu_model<model_flops_wkv, model_bytes_wkv, model_exps_wkv, model_flops_wkv>,
       .memory_bytes = wkv_memory,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv_runner(p, lse); },
@@ -228,7 +219,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
                  "chunks of Bc steps, the state on chip",
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
       .tags = {tag::scan},
-      .check = [](const problem& p) { return scan_check(p, false); },
+      .check = [](const problem& p) { return scan_support(p, false); },
       .model = cpu_model<model_flops_wkv6, model_bytes_wkv6, model_exps_wkv6, model_flops_wkv6>,
       .memory_bytes = wkv6_memory,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_wkv6_runner(p, lse); },

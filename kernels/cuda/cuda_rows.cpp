@@ -9,10 +9,12 @@ namespace attnbench {
 void add_cuda_rows_unfused(std::vector<variant>& rows);  // naive, naive_gqa_expand, cublas_unfused
 void add_cuda_rows_flash1(std::vector<variant>& rows);
 void add_cuda_rows_linear(std::vector<variant>& rows);
-void add_cuda_rows_flash2(std::vector<variant>& rows);  // flash2, sparse, flash2_gqa_packed, splitkv
-void add_cuda_rows_flash3(std::vector<variant>& rows);  // flash3 (sm_90a)
-#ifdef ATTNBENCH_WITH_CUDNN                             // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
-void add_cuda_rows_cudnn(std::vector<variant>& rows);   // cudnn_sdpa
+void add_cuda_rows_flash2(std::vector<variant>& rows);          // flash2, sparse, flash2_gqa_packed, splitkv
+void add_cuda_rows_flash3(std::vector<variant>& rows);          // flash3 (sm_90a)
+void add_cuda_rows_selective_scan(std::vector<variant>& rows);  // scan/selective_scan.cu
+void add_cuda_rows_wkv(std::vector<variant>& rows);             // scan/wkv.cu
+#ifdef ATTNBENCH_WITH_CUDNN                            // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
+void add_cuda_rows_cudnn(std::vector<variant>& rows);  // cudnn_sdpa
 #endif
 
 void add_cuda_variants(std::vector<variant>& rows) {
@@ -21,6 +23,8 @@ void add_cuda_variants(std::vector<variant>& rows) {
   add_cuda_rows_linear(rows);
   add_cuda_rows_flash2(rows);
   add_cuda_rows_flash3(rows);
+  add_cuda_rows_selective_scan(rows);
+  add_cuda_rows_wkv(rows);
 #ifdef ATTNBENCH_WITH_CUDNN
   add_cuda_rows_cudnn(rows);
 #endif

@@ -1,11 +1,15 @@
 // Models of the scan rows (docs/alternatives.md): Mamba-1's selective scan and RWKV-4's WKV
 // on the attention problem of the same width (D = H d channels, L = Nq = Nkv steps).
+#include <algorithm>
+#include <string>
+
 #include "kernels/models/model_terms.hpp"
 #include "kernels/models/models.hpp"
 
 namespace attnbench {
 
 using model_terms::f32;
+using model_terms::io_bytes;
 
 namespace {
 
@@ -32,6 +36,43 @@ double model_bytes_selective_scan(const problem& p) {
 }
 
 double model_exps_selective_scan(const problem& p) { return channel_steps(p) * double(p.dstate + 2); }
+
+// cuda: per block (b, h, 32 channels): the tile's A, D, bias once; u, dt, z read and out
+// written once in p.type; B and C (N per step) once per group the tile's channels span.
+double model_bytes_selective_scan_cuda(const problem& p) {
+  constexpr std::int64_t tile = 32;  // cuda_selective_scan_channels
+  const std::int64_t N = p.dstate, L = p.Nkv, d = p.d, e = dtype_bytes(p.type);
+  const std::int64_t per_group = p.H * d / p.ngroups;
+  std::int64_t spans = 0;
+  for (std::int64_t h = 0; h < p.H; ++h)
+    for (std::int64_t x0 = 0; x0 < d; x0 += tile) {
+      const std::int64_t c0 = h * d + x0, c1 = h * d + std::min(d, x0 + tile) - 1;
+      spans += c1 / per_group - c0 / per_group + 1;
+    }
+  const std::int64_t per_batch = f32 * p.H * d * (N + 2) + 4 * e * p.H * L * d + f32 * 2 * spans * L * N;
+  return double(p.B) * double(per_batch);
+}
+
+std::int64_t memory_bytes_selective_scan_cuda(const problem& p) {
+  return io_bytes(p) + f32 * (p.H * p.d * (p.dstate + 2) + 2 * p.B * p.ngroups * p.Nkv * p.dstate);
+}
+
+double model_bytes_wkv_cuda(const problem& p) {
+  // Per channel: w and u (fp32); K and V read and O written in p.type.
+  return double(p.B * p.H * p.d) * double(2 * f32 + 3 * dtype_bytes(p.type) * p.Nkv);
+}
+
+std::int64_t memory_bytes_wkv_cuda(const problem& p) { return io_bytes(p) + f32 * 2 * p.H * p.d; }
+
+support scan_support(const problem& p, bool groups) {
+  if (p.Nq != p.Nkv)
+    return support::no("a scan runs along one sequence: needs Nq = Nkv (got Nq=" + std::to_string(p.Nq) +
+                       ", Nkv=" + std::to_string(p.Nkv) + ")");
+  if (groups && (p.H * p.d) % p.ngroups != 0)
+    return support::no("G=" + std::to_string(p.ngroups) +
+                       " does not divide the width H*d = " + std::to_string(p.H * p.d));
+  return support::yes();
+}
 
 double model_flops_wkv(const problem& p) { return channel_steps(p) * 17.0; }
 

@@ -48,3 +48,21 @@ ab_emu_negative(merge_split_stride merge ${k}/flash2/flash2_splitkv_merge.cu
 # flash2: instruction-level faults injected by the emulator (emu.flash2_faults,
 # tests/emu/emu_test.cpp --faults): ldmatrix fragment order, a dropped .trans,
 # cp.async.wait_group retiring one group fewer, no zero fill.
+
+# selective_scan (cuda): the carry across chunks dropped (each 32-step chunk starts from a zero
+# state: every step from t = 32 on is wrong).
+ab_emu_negative(selective_scan_drop_carry scan ${k}/scan/selective_scan.cu
+  "const float hn = da * carry[x * N + n] + db;" "const float hn = db;"
+  gtest --gtest_filter=CudaScans.SelectiveScanMatchesFp64Reference)
+
+# selective_scan (cuda): the combine's operands swapped (the later lane's map applied first:
+# a0 b1 + b0 instead of a1 b0 + b1).
+ab_emu_negative(selective_scan_combine_swapped scan ${k}/scan/selective_scan.cu
+  "db = da * pb + db;" "db = pa * db + pb;"
+  gtest --gtest_filter=CudaScans.SelectiveScanMatchesFp64Reference)
+
+# wkv (cuda): the running max not subtracted in the state update (the sums kept unscaled, e^k
+# taken as is): large keys overflow to inf / inf, which must not pass.
+ab_emu_negative(wkv_no_running_max scan ${k}/scan/wkv.cu
+  "const float wo = w + o, mu = fmaxf(wo, kt);" "const float wo = w + o, mu = 0.f;"
+  gtest --gtest_filter=CudaScans.WkvStaysFiniteWithLargeKeys)
