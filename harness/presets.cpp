@@ -51,7 +51,9 @@ void add_fp8_groups(sweep_spec& s, std::vector<std::int64_t> cpu_seq, std::int64
 // Attention against its alternatives (docs/alternatives.md): causal flash2 and the
 // scans (tag:scan) on the problem of the same width over L, for the crossover chart. flash2
 // is named per backend, as the fp8 groups name their rows: the attention the scans are
-// measured against (on a GPU flash3 and cudnn_sdpa belong beside it). The crossover length does not depend on the width
+// measured against (on a GPU flash3 and cudnn_sdpa belong beside it). tag:scan is taken per
+// backend (select_variants): a cuda run gets the CUDA scan rows (kernels/cuda/scan), a cpu run
+// the CPU ones as before. The crossover length does not depend on the width
 // (both costs are linear in it), so the width is small: H d = 256 in quick, 1024 in full.
 void add_alternatives_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t heads) {
   sweep_axes a;

@@ -10,7 +10,7 @@
 #   emu.unfused         tests/gpu/test_unfused.cpp, small shapes: naive, naive_gqa_expand, cublas_unfused
 #   emu.flash1          tests/gpu/test_flash1.cpp, small shapes
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
-#   emu.scans           tests/gpu/test_scans.cpp: selective_scan and wkv (kernels/cuda/scan)
+#   emu.scans           tests/gpu/test_scans.cpp: selective_scan, wkv, wkv6 (kernels/cuda/scan)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
 #   emu.flash2_decode   split-KV decode + the real merge kernel (flash2_splitkv_merge.cu)
@@ -118,7 +118,8 @@ set(ab_emu_fam_flash1 ${CMAKE_SOURCE_DIR}/kernels/cuda/flash1/flash1.cu)
 set(ab_emu_fam_linear ${CMAKE_SOURCE_DIR}/kernels/cuda/linear/linear.cu)
 set(ab_emu_fam_reference ${CMAKE_SOURCE_DIR}/kernels/cuda/reference/reference_device.cu)
 set(ab_emu_fam_merge ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_splitkv_merge.cu)
-set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu)
+set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu
+    ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv6.cu)
 set(ab_emu_all_families unfused flash1 linear reference merge scan)
 
 function(ab_emu_setup tgt)

@@ -198,13 +198,16 @@ double model_flops_wkv6(const problem& p);
 double model_bytes_wkv6(const problem& p);
 // Two exps per (b, channel, step): the decay exp(-exp(w_raw)).
 double model_exps_wkv6(const problem& p);
-// cuda (kernels/cuda/scan): the selective scan per block (b, h, 32 channels): A, D, bias once,
+// cuda (kernels/cuda/scan): the selective scan per block (b, h, 8 channels): A, D, bias once,
 // u, dt, z, out once in p.type, B and C once per group the block's channels span; WKV per
 // channel: w, u once, K, V, O once in p.type. Device memory: Q, K, V, O plus the parameters.
 double model_bytes_selective_scan_cuda(const problem& p);
 std::int64_t memory_bytes_selective_scan_cuda(const problem& p);
 double model_bytes_wkv_cuda(const problem& p);
 std::int64_t memory_bytes_wkv_cuda(const problem& p);
+// wkv6 per head: u once, r, k, v, O in p.type and w_raw (fp32) once; memory adds w_raw and u.
+double model_bytes_wkv6_cuda(const problem& p);
+std::int64_t memory_bytes_wkv6_cuda(const problem& p);
 // Every scan row's support (cpu and cuda): Nq = Nkv, and with groups, G dividing H d.
 support scan_support(const problem& p, bool groups);
 // ---- the backward pass (backward.cpp; docs/backward.md) -------------------------------

@@ -37,10 +37,10 @@ double model_bytes_selective_scan(const problem& p) {
 
 double model_exps_selective_scan(const problem& p) { return channel_steps(p) * double(p.dstate + 2); }
 
-// cuda: per block (b, h, 32 channels): the tile's A, D, bias once; u, dt, z read and out
+// cuda: per block (b, h, 8 channels): the tile's A, D, bias once; u, dt, z read and out
 // written once in p.type; B and C (N per step) once per group the tile's channels span.
 double model_bytes_selective_scan_cuda(const problem& p) {
-  constexpr std::int64_t tile = 32;  // cuda_selective_scan_channels
+  constexpr std::int64_t tile = 8;  // cuda_selective_scan_channels
   const std::int64_t N = p.dstate, L = p.Nkv, d = p.d, e = dtype_bytes(p.type);
   const std::int64_t per_group = p.H * d / p.ngroups;
   std::int64_t spans = 0;
@@ -63,6 +63,13 @@ double model_bytes_wkv_cuda(const problem& p) {
 }
 
 std::int64_t memory_bytes_wkv_cuda(const problem& p) { return io_bytes(p) + f32 * 2 * p.H * p.d; }
+
+double model_bytes_wkv6_cuda(const problem& p) {
+  // Per head: u once (fp32); r, k, v read and O written in p.type, w_raw (fp32) read.
+  return double(p.B * p.H) * double(f32 * p.d + (4 * dtype_bytes(p.type) + f32) * p.Nkv * p.d);
+}
+
+std::int64_t memory_bytes_wkv6_cuda(const problem& p) { return io_bytes(p) + f32 * (p.q_elems() + p.H * p.d); }
 
 support scan_support(const problem& p, bool groups) {
   if (p.Nq != p.Nkv)

@@ -66,3 +66,8 @@ ab_emu_negative(selective_scan_combine_swapped scan ${k}/scan/selective_scan.cu
 ab_emu_negative(wkv_no_running_max scan ${k}/scan/wkv.cu
   "const float wo = w + o, mu = fmaxf(wo, kt);" "const float wo = w + o, mu = 0.f;"
   gtest --gtest_filter=CudaScans.WkvStaysFiniteWithLargeKeys)
+
+# wkv6 (cuda): the decay never applied to the state (S = S + k v^T: the past never fades).
+ab_emu_negative(wkv6_no_decay scan ${k}/scan/wkv6.cu
+  "s[j] = w_s[j] * s[j] + kj * vi;" "s[j] = s[j] + kj * vi;"
+  gtest --gtest_filter=CudaScans.Wkv6MatchesFp64Reference)

@@ -1,7 +1,7 @@
-// The scan rows on CUDA (issue 25, kernels/cuda/scan): selective_scan and wkv against their fp64
+// The scan rows on CUDA (issue 25, kernels/cuda/scan): selective_scan, wkv and wkv6 against their fp64
 // references (kernels/reference/scan_reference.hpp) on ragged L (not multiples of the 32-step
 // chunk, L = 1, several chunks so the carry matters), several N and G (a head split between
-// groups, a group per channel), B > 1 and d not a multiple of the 32-channel tile; fp32 within
+// groups, a group per channel), B > 1, d = 8 .. 88; fp32 within
 // 1e-5 (the CPU rows' bound), fp16/bf16 within about twice the output's rounding error (no
 // unfused baseline exists for a scan). WKV with keys up to +-100, where e^k overflows fp32:
 // the running-max form must stay finite. Host-only checks (the rows mirror the CPU rows'
@@ -54,7 +54,7 @@ void expect_all_rows_close(const variant& v, const problem& p) {
 }
 
 TEST(CudaScansHost, RowsMirrorTheCpuRows) {
-  for (const char* name : {"selective_scan", "wkv"}) {
+  for (const char* name : {"selective_scan", "wkv", "wkv6"}) {
     const variant& g = cuda_row(name);
     const variant* c = find_variant(name, backend_kind::cpu);
     if (!c) continue;  // the emulator links no CPU rows
@@ -69,7 +69,8 @@ TEST(CudaScansHost, RowsMirrorTheCpuRows) {
 TEST(CudaScansHost, SupportAndModels) {
   const variant& s = cuda_row("selective_scan");
   const variant& w = cuda_row("wkv");
-  for (const variant* v : {&s, &w}) {
+  const variant& w6 = cuda_row("wkv6");
+  for (const variant* v : {&s, &w, &w6}) {
     EXPECT_FALSE(v->writes_lse);
     EXPECT_TRUE(v->supports(scan_problem(1, 2, 37, 8)).ok);
     const support uneven = v->supports(attnbench::make_problem(1, 2, 2, 10, 12, 8, dtype::fp32, "causal"));
@@ -86,11 +87,18 @@ TEST(CudaScansHost, SupportAndModels) {
   const model_figures m = s.model(p);
   EXPECT_DOUBLE_EQ(m.exps, 2.0 * 256 * 1000 * 18);
   EXPECT_DOUBLE_EQ(m.flops, 2.0 * 256 * 1000 * (6 * 16 + 5));
-  // 2 blocks of 32 channels per head, one group: B and C read by each of the 8 blocks.
-  EXPECT_DOUBLE_EQ(m.bytes, 2.0 * (4.0 * 256 * 18 + 16.0 * 256 * 1000 + 4.0 * 2 * 8 * 1000 * 16));
+  // 8 blocks of 8 channels per head, one group: B and C read by each of the 32 blocks.
+  EXPECT_DOUBLE_EQ(m.bytes, 2.0 * (4.0 * 256 * 18 + 16.0 * 256 * 1000 + 4.0 * 2 * 32 * 1000 * 16));
   const problem q = scan_problem(2, 4, 1000, 64, dtype::bf16);
   EXPECT_DOUBLE_EQ(w.model(q).bytes, 2.0 * 256 * (8 + 3 * 2 * 1000));
   EXPECT_DOUBLE_EQ(w.model(q).exps, 4.0 * 2 * 256 * 1000);
+  // wkv6: u once, r, k, v, out in bf16 and w_raw in fp32 per step.
+  EXPECT_DOUBLE_EQ(w6.model(q).bytes, 2.0 * 4 * (4 * 64 + (4 * 2 + 4) * 1000 * 64));
+  EXPECT_DOUBLE_EQ(w6.model(q).exps, 2.0 * 2 * 256 * 1000);
+  const support wide = w6.supports(scan_problem(1, 2, 10, 128));
+  EXPECT_FALSE(wide.ok);
+  EXPECT_NE(wide.reason.find("d <= 64 (got d=128)"), std::string::npos) << wide.reason;
+  EXPECT_GT(w6.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
   EXPECT_GT(s.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
   EXPECT_GT(w.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
 }
@@ -102,7 +110,7 @@ TEST(CudaScans, SelectiveScanMatchesFp64Reference) {
     for (auto [B, H, d] : {std::tuple{1, 1, 8}, {2, 3, 40}}) expect_all_rows_close(s, scan_problem(B, H, L, d));
   for (std::int64_t N : {1, 3, 64, 256}) expect_all_rows_close(s, scan_problem(1, 2, 45, 8, dtype::fp32, N));
   expect_all_rows_close(s, scan_problem(2, 2, 70, 16, dtype::fp32, 4, 2));  // a group per head
-  expect_all_rows_close(s, scan_problem(1, 1, 33, 48, dtype::fp32, 2, 2));  // a tile spans two groups
+  expect_all_rows_close(s, scan_problem(1, 1, 33, 48, dtype::fp32, 2, 4));  // 12 channels a group: tiles span two
   expect_all_rows_close(s, scan_problem(1, 3, 40, 8, dtype::fp32, 5, 4));   // heads split between groups
   expect_all_rows_close(s, scan_problem(1, 1, 20, 8, dtype::fp32, 3, 8));   // a group per channel
   for (dtype t : {dtype::fp16, dtype::bf16}) expect_all_rows_close(s, scan_problem(2, 2, 77, 40, t));
@@ -115,6 +123,15 @@ TEST(CudaScans, WkvMatchesFp64Reference) {
     for (auto [B, H, d] : {std::tuple{1, 1, 8}, {2, 3, 40}, {1, 3, 88}})  // 264 channels: a partial block
       expect_all_rows_close(w, scan_problem(B, H, L, d));
   for (dtype t : {dtype::fp16, dtype::bf16}) expect_all_rows_close(w, scan_problem(2, 2, 77, 40, t));
+}
+
+TEST(CudaScans, Wkv6MatchesFp64Reference) {
+  ATTN_REQUIRE_GPU();
+  const variant& w = cuda_row("wkv6");
+  for (std::int64_t L : {1, 5, 37, 100})
+    for (auto [B, H, d] : {std::tuple{1, 1, 8}, {2, 3, 40}, {1, 2, 64}})
+      expect_all_rows_close(w, scan_problem(B, H, L, d));
+  for (dtype t : {dtype::fp16, dtype::bf16}) expect_all_rows_close(w, scan_problem(2, 2, 77, 64, t));
 }
 
 // e^k overflows fp32 beyond k = 88.7: only the running max keeps the sums finite.

@@ -6,9 +6,9 @@
 // warp scans a chunk of 32 steps (a step per lane) in 5 shuffle rounds per state element n,
 // and h_t = A_t carry + B_t with the inclusive prefix (A_t, B_t) and the carry of the chunks
 // before (the last lane's h, kept in shared memory, passed on in order). A block owns
-// (b, h, 32 consecutive channels of the head): per chunk it stages the u, dt, z tiles
-// (32 steps x 32 channels, coalesced) in shared memory, each warp scans its channels (lanes =
-// steps, reading the tile transposed), and the out tile goes back coalesced.
+// (b, h, 8 consecutive channels of the head), a warp per channel: per chunk it stages the u,
+// dt, z tiles (32 steps x 8 channels, a thread an element) in shared memory, each warp scans its
+// channel (lanes = steps, reading the tile transposed), and the out tile goes back.
 // Changed from the CPU row: the same chunk loop (tiles in, the carry on chip, out tile out),
 // but the chunk is 32 steps (one per lane), not Bc, and the steps inside a chunk run in
 // parallel by the combine instead of one after another; B_t and C_t are read per lane
@@ -33,9 +33,12 @@ namespace attnbench {
 namespace cuda {
 namespace {
 
-constexpr int chunk = 32;          // steps per chunk: one per lane
-constexpr int tile_channels = 32;  // cuda_selective_scan_channels: channels per block
-constexpr int warps = 8;
+constexpr int chunk = 32;  // steps per chunk: one per lane
+// A warp per channel, 8 channels per block: B D / 8 blocks (D = 1024 at B = 1: 128 blocks for
+// 132 SMs; 32 channels a block would leave three quarters of an H200 idle), and a tile row of
+// 8 fp32 channels is one 32-byte sector.
+constexpr int tile_channels = 8;  // cuda_selective_scan_channels: channels per block
+constexpr int warps = tile_channels;
 
 struct selective_scan_args {
   const void *u, *dt, *z;
