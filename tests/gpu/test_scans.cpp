@@ -57,7 +57,7 @@ TEST(CudaScansHost, RowsMirrorTheCpuRows) {
   for (const char* name : {"selective_scan", "wkv", "wkv6"}) {
     const variant& g = cuda_row(name);
     const variant* c = find_variant(name, backend_kind::cpu);
-    if (!c) continue;  // the emulator links no CPU rows
+    if (!c) GTEST_SKIP() << "no CPU rows linked (the emulator links a stub)";
     EXPECT_EQ(g.math, c->math) << name;
     for (const problem& p : {scan_problem(1, 2, 37, 8), scan_problem(2, 3, 100, 40, dtype::fp32, 4, 2)}) {
       EXPECT_EQ(g.model(p).flops, c->model(p).flops) << name;
