@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from cpu_vs_torch import Array, int_list, rel_l2, run_attnbench
+from cpu_vs_torch import Array, check_run_args, int_list, rel_l2, run_attnbench
 
 REF = "torch_sdpa"
 
@@ -204,13 +204,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.variants = [v for v in args.variants.split(",") if v]
     if not args.variants:
         ap.error("--variants is empty")
-    if min(args.threads, args.rounds, args.repeat, args.batch, args.heads, args.head_dim) <= 0:
-        ap.error("--threads, --rounds, --repeat, --batch, --heads and --head-dim must be positive")
+    check_run_args(ap, args, ["threads", "rounds", "repeat", "batch", "heads", "head-dim"])
     for hkv in args.kv_heads:
         if args.heads % hkv:
             ap.error(f"--kv-heads: {hkv} does not divide --heads {args.heads}")
-    if not args.attnbench.exists():
-        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
     return args
 
 

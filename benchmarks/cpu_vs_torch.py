@@ -74,6 +74,16 @@ def run_attnbench(cmd: list[str], threads: int) -> float:
     return float(match.group(1))
 
 
+def check_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace, positive: list[str]) -> None:
+    """The checks every benchmark here makes: each named option positive, the binary present."""
+    for name in positive:
+        value = getattr(args, name.replace("-", "_"))
+        if value <= 0:
+            ap.error(f"--{name}: {value} is not positive")
+    if not args.attnbench.exists():
+        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
+
+
 def attnbench_ms(binary: Path, variant: str, work: Path, prob: Problem, block: str | None,
                  repeat: int, hot: bool, threads: int) -> tuple[float, Array]:
     out = work / "o.npy"
@@ -186,10 +196,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ap.error(f"--blocks: '{b}' is not BrxBc")
     # (display name, variant, block)
     args.rows = [(v if b is None else f"{v}@{b}", v, b) for v in variants for b in blocks]
-    if min(args.threads, args.rounds, args.repeat) <= 0:
-        ap.error("--threads, --rounds and --repeat must be positive")
-    if not args.attnbench.exists():
-        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
+    check_run_args(ap, args, ["threads", "rounds", "repeat"])
     return args
 
 
