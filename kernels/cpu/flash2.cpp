@@ -102,10 +102,10 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
 
 namespace {
 
-class flash2_runner final : public cpu_runner {
+class flash2_loop_runner final : public cpu_runner {
  public:
-  flash2_runner(const problem& p, bool writes_lse)
-      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::causal_bound)) {}
+  flash2_loop_runner(const problem& p, bool writes_lse, tile_walk walk)
+      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, walk)) {}
   void run() override {
     reset_counters();
     flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, tiles_);
@@ -117,8 +117,12 @@ class flash2_runner final : public cpu_runner {
 
 }  // namespace
 
+std::unique_ptr<runner> make_flash2_loop_runner(const problem& p, bool writes_lse, tile_walk walk) {
+  return std::make_unique<flash2_loop_runner>(p, writes_lse, walk);
+}
+
 std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse) {
-  return std::make_unique<flash2_runner>(p, writes_lse);
+  return make_flash2_loop_runner(p, writes_lse, tile_walk::causal_bound);
 }
 
 }  // namespace attnbench::cpu

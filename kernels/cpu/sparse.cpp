@@ -11,25 +11,8 @@
 
 namespace attnbench::cpu {
 
-namespace {
-
-class sparse_runner final : public cpu_runner {
- public:
-  sparse_runner(const problem& p, bool writes_lse)
-      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::visible)) {}
-  void run() override {
-    reset_counters();
-    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, tiles_);
-  }
-
- private:
-  kv_tile_list tiles_;
-};
-
-}  // namespace
-
 std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse) {
-  return std::make_unique<sparse_runner>(p, writes_lse);
+  return make_flash2_loop_runner(p, writes_lse, tile_walk::visible);
 }
 
 }  // namespace attnbench::cpu
