@@ -23,17 +23,22 @@ enum class backend_kind { cpu, cuda };
 std::string_view to_string(backend_kind b);
 
 // What a variant computes, and so which reference checks it. The scans (docs/alternatives.md)
-// replace attention by a recurrence over the sequence: Mamba-1's selective scan, RWKV-4's WKV and
-// RWKV-6's matrix-state WKV, on the attention problem of the same width. The approximations of
+// replace attention by a recurrence over the sequence: Mamba-1's selective scan, Mamba-2's chunked
+// SSD, RWKV-4's WKV and RWKV-6's matrix-state WKV, on the attention problem of the same width. The approximations of
 // softmax attention (linformer, performer) are checked against the fp64 evaluation of the same
 // approximation (same seeded projections or features); their distance to exact softmax
 // attention is measured beside it, as information. additive: Bahdanau's score
 // v^T tanh(W q + U k) under a softmax, exact, checked against its own fp64 reference.
-enum class attention_math { softmax, linear, selective_scan, wkv, wkv6, linformer, performer, additive };
+enum class attention_math { softmax, linear, selective_scan, wkv, wkv6, linformer, performer, additive, ssd };
 std::string_view to_string(attention_math m);
-inline constexpr int attention_math_count = 8;
+inline constexpr int attention_math_count = 9;
 constexpr bool is_scan(attention_math m) {
-  return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6;
+  return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6 ||
+         m == attention_math::ssd;
+}
+// The scans that read the state axes (N = dstate, G = ngroups): their names and entries carry them.
+constexpr bool reads_state_axes(attention_math m) {
+  return m == attention_math::selective_scan || m == attention_math::ssd;
 }
 // Whether m approximates softmax attention (its entries carry approx_err_vs_exact).
 bool approximates_softmax(attention_math m);

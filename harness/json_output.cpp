@@ -96,7 +96,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["d"] = p.d;
   e["Br"] = p.Br;
   e["Bc"] = p.Bc;
-  if (v.math == attention_math::selective_scan) {  // the state axes it reads (docs/alternatives.md)
+  if (reads_state_axes(v.math)) {  // the state axes it reads (docs/alternatives.md)
     e["dstate"] = p.dstate;
     e["ngroups"] = p.ngroups;
   }

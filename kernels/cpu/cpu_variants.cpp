@@ -60,6 +60,11 @@ std::int64_t selective_scan_memory(const problem& p) {
   return io_bytes(p, false) + 4 * (width * (N + 2) + 2 * p.B * p.ngroups * p.Nkv * N) +
          4 * cpu::max_threads() * (4 * p.Bc * p.d + 2 * p.Bc * N + 2 * N * p.d + 5 * p.d);
 }
+std::int64_t ssd_memory(const problem& p) {
+  const std::int64_t Q = p.Bc, P = p.d, N = p.dstate;
+  return io_bytes(p, false) + 4 * (3 * p.H + p.B * p.H * p.Nkv + 2 * p.B * p.ngroups * p.Nkv * N) +
+         4 * cpu::max_threads() * (4 * Q * P + 2 * Q * N + N * P + Q * Q + 4 * Q);
+}
 std::int64_t wkv6_memory(const problem& p) {
   return io_bytes(p, false) + 4 * (p.q_elems() + p.H * p.d) +
          4 * cpu::max_threads() * (5 * p.Bc * p.d + p.d * p.d + 3 * p.d);
@@ -74,6 +79,14 @@ support scan_check(const problem& p, bool groups) {
     return support::no(fmt::format("a scan runs along one sequence: needs Nq = Nkv (got Nq={}, Nkv={})", p.Nq, p.Nkv));
   if (groups && (p.H * p.d) % p.ngroups != 0)
     return support::no(fmt::format("G={} does not divide the width H*d = {}", p.ngroups, p.H * p.d));
+  return support::yes();
+}
+
+// SSD's groups share B and C among whole heads (Mamba-2's ngroups): G must divide H.
+support ssd_check(const problem& p) {
+  if (support s = scan_check(p, false); !s.ok) return s;
+  if (p.H % p.ngroups != 0)
+    return support::no(fmt::format("G={} does not divide H={}: SSD's groups hold whole heads", p.ngroups, p.H));
   return support::yes();
 }
 
@@ -208,6 +221,18 @@ void add_cpu_variants(std::vector<variant>& rows) {
                          model_flops_selective_scan>,
       .memory_bytes = selective_scan_memory,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_selective_scan_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "ssd",
+      .math = attention_math::ssd,
+      .summary = "Mamba-2 SSD, chunked: per chunk of Bc steps (C B^T o L)(dt x) plus exp(A_cs) C S, the N x d state "
+                 "carried across chunks on chip; a scalar A per head, G groups of heads share B and C",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
+      .tags = {tag::scan},
+      .check = ssd_check,
+      .model = cpu_model<model_flops_executed_ssd, model_bytes_ssd, model_exps_ssd, model_flops_ssd>,
+      .memory_bytes = ssd_memory,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_ssd_runner(p, lse); },
   });
   rows.push_back({
       .name = "wkv",

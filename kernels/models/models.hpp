@@ -198,6 +198,20 @@ double model_flops_wkv6(const problem& p);
 double model_bytes_wkv6(const problem& p);
 // Two exps per (b, channel, step): the decay exp(-exp(w_raw)).
 double model_exps_wkv6(const problem& p);
+// SSD (Mamba-2, chunked; P = d channels a head, N = dstate, chunk Q = Bc), per (b, head) and
+// chunk of T steps: 3 T (dt + bias, dt A, the cumulative sum), 6 T P (dt x, exp(A_cs) C S,
+// the add, D x and its add, the gate), 2 T N P (C S_in), the intra-chunk products over the
+// T (T + 1) / 2 visible pairs (C B^T and M (dt x): 2 (N + P) each, the mask's subtract and
+// multiply: 2) and, for every chunk but the last, the state update (T P + 2 T N P + 2 N P).
+// Executed: the intra-chunk products over all T^2 pairs (the kernel multiplies full tiles).
+double model_flops_ssd(const problem& p);
+double model_flops_executed_ssd(const problem& p);
+// cpu: per (b, head): A, D, bias once; dt_raw, x, z read and out written once; B and C of the
+// head's group once per head. The state stays on chip.
+double model_bytes_ssd(const problem& p);
+// Per chunk: T (T + 1) / 2 for the decay mask, T softplus, T exp(A_cs), T P silu, and T for
+// the state update's decays (every chunk but the last).
+double model_exps_ssd(const problem& p);
 // ---- the backward pass (backward.cpp; docs/backward.md) -------------------------------
 // Useful FLOPs of the backward: 2.5 x the forward's (5 products per visible pair: S
 // recomputed, dP, dV, dQ, dK: the convention of FlashAttention's and cuDNN's benchmarks);

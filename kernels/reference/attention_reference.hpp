@@ -29,6 +29,7 @@ reference_rows reference_linear(const host_inputs& in, std::span<const std::int6
 reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
+reference_rows reference_ssd(const host_inputs& in, std::span<const std::int64_t> rows);
 
 // Linformer (approx_reference.cpp): K-bar = E^T K and V-bar = F^T V in fp64 from the same
 // float E and F as the kernel (approx_params.hpp), then softmax(q K-bar^T / sqrt(d)) V-bar

@@ -68,4 +68,28 @@ wkv6_parameters make_wkv6_parameters(const problem& p) {
   return s;
 }
 
+ssd_parameters make_ssd_parameters(const problem& p) {
+  const std::int64_t H = p.H, N = p.dstate, G = p.ngroups, L = p.Nkv;
+  ssd_parameters s;
+  s.a.resize(H);
+  s.skip.resize(H);
+  s.bias.resize(H);
+  for (std::int64_t h = 0; h < H; ++h) {
+    s.a[h] = -(1.0f + 15.0f * scan_unit(9, h));
+    s.skip[h] = 0.5f + scan_unit(10, h);
+    const double dt = std::exp(std::log(1e-3) + double(scan_unit(11, h)) * std::log(100.0));
+    s.bias[h] = static_cast<float>(dt + std::log(-std::expm1(-dt)));
+  }
+  s.dt_raw.resize(p.B * H * L);
+  for (std::int64_t i = 0; i < p.B * H * L; ++i) s.dt_raw[i] = scan_unit(12, i) - 0.5f;
+  const std::int64_t bc = p.B * G * L * N;
+  s.b.resize(bc);
+  s.c.resize(bc);
+  for (std::int64_t i = 0; i < bc; ++i) {
+    s.b[i] = 2.0f * scan_unit(13, i) - 1.0f;
+    s.c[i] = 2.0f * scan_unit(14, i) - 1.0f;
+  }
+  return s;
+}
+
 }  // namespace attnbench
