@@ -105,6 +105,11 @@ class Entry:
         return (self.variant,) + self.problem_key + (self.Br, self.Bc)
 
     @property
+    def pass_label(self) -> str:
+        """'' for the forward, else how charts name the pass ('bwd', 'fwd+bwd')."""
+        return {"fwd": "", "bwd": "bwd", "fwd_bwd": "fwd+bwd"}[self.pass_]
+
+    @property
     def shape_label(self) -> str:
         text = f"B{self.B} H{self.H} Hkv{self.Hkv} Nq{self.Nq} Nkv{self.Nkv} d{self.d} {self.mask}"
         return text if self.pass_ == "fwd" else f"{text} pass:{self.pass_}"

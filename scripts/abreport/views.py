@@ -159,7 +159,7 @@ class SeqView:
     ratios: dict[str, list[Ratio]] = field(default_factory=dict)
 
     def series_key(self, e: Entry) -> str:
-        k = e.variant
+        k = e.variant + (f" {e.pass_label}" if e.pass_label else "")
         if self.multi_shape:
             k += f" B{e.B} H{e.H} Hkv{e.Hkv}"
         if self.multi_run:
