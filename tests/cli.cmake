@@ -38,7 +38,7 @@ foreach(item ${bad_inputs})
   string(SUBSTRING "${item}" ${start} -1 args)
   separate_arguments(args UNIX_COMMAND "${args}")
   add_test(NAME cli_bad_input_${name} COMMAND bash ${cli_dir}/expect_bad_input.sh ${attnbench_bin} ${args})
-  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endforeach()
 
 # Issue 12: "name|the text the one line must contain|args". Inputs are written here.
@@ -149,39 +149,39 @@ foreach(item ${bad_inputs_named})
   separate_arguments(args UNIX_COMMAND "${args}")
   add_test(NAME cli_bad_input_${name}
            COMMAND bash ${cli_dir}/expect_bad_input.sh --names "${needle}" ${attnbench_bin} ${args})
-  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endforeach()
 
 # A pathological --filter finishes at once (RE2: linear time).
 add_test(NAME cli_filter_linear_time
          COMMAND ${attnbench_bin} sweep --backend cpu --preset full --filter "(.*)*Z" --dry-run)
-set_tests_properties(cli_filter_linear_time PROPERTIES LABELS "cpu;cli" TIMEOUT 10)
+set_tests_properties(cli_filter_linear_time PROPERTIES LABELS "nogpu;cli" TIMEOUT 10)
 
 # Resume guard (sweep identity, schema, lock) and full-disk writes (tmpfs; skips when not root).
 add_test(NAME cli_resume_guard COMMAND bash ${cli_dir}/resume_guard.sh ${attnbench_bin}
                                        ${CMAKE_CURRENT_BINARY_DIR}/cli_resume_guard)
 add_test(NAME cli_disk_full COMMAND bash ${cli_dir}/disk_full.sh ${attnbench_bin}
                                     ${CMAKE_CURRENT_BINARY_DIR}/cli_disk_full)
-set_tests_properties(cli_resume_guard cli_disk_full PROPERTIES LABELS "cpu;cli" TIMEOUT 120)
+set_tests_properties(cli_resume_guard cli_disk_full PROPERTIES LABELS "nogpu;cli" TIMEOUT 120)
 set_tests_properties(cli_disk_full PROPERTIES SKIP_RETURN_CODE 77)
 
 add_test(NAME cli_list COMMAND ${attnbench_bin} list --backend cpu)
 # The backward on users' tensors (docs/backward.md): dQ, dK, dV written.
 add_test(NAME cli_run_bwd
          COMMAND bash -c "$<TARGET_FILE:attnbench> run --variant flash2 --backend cpu --pass bwd --mask causal --q ${bad_dir}/kv_1x2x8x16.npy --k ${bad_dir}/kv_1x2x8x16.npy --v ${bad_dir}/kv_1x2x8x16.npy --do ${bad_dir}/kv_1x2x8x16.npy --dq ${bad_dir}/bwd_dq.npy --dk ${bad_dir}/bwd_dk.npy --dv ${bad_dir}/bwd_dv.npy && test -s ${bad_dir}/bwd_dq.npy && test -s ${bad_dir}/bwd_dk.npy && test -s ${bad_dir}/bwd_dv.npy")
-set_tests_properties(cli_run_bwd PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+set_tests_properties(cli_run_bwd PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 add_test(NAME cli_dry_run_quick COMMAND ${attnbench_bin} sweep --backend cpu --preset quick --dry-run)
 add_test(NAME cli_kill_and_resume
          COMMAND bash ${cli_dir}/kill_resume.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_kill_resume)
-set_tests_properties(cli_list cli_dry_run_quick cli_kill_and_resume PROPERTIES LABELS "cpu;cli" TIMEOUT 300)
+set_tests_properties(cli_list cli_dry_run_quick cli_kill_and_resume PROPERTIES LABELS "nogpu;cli" TIMEOUT 300)
 
 # The presets list every CUDA row without a device (a dry run opens no backend).
 if(ATTNBENCH_WITH_CUDA)
   foreach(preset quick decode)
     add_test(NAME cli_cuda_dry_run_${preset}
              COMMAND ${attnbench_bin} sweep --preset ${preset} --backend cuda --dry-run)
-    set_tests_properties(cli_cuda_dry_run_${preset} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+    set_tests_properties(cli_cuda_dry_run_${preset} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
   endforeach()
   set_tests_properties(cli_cuda_dry_run_quick PROPERTIES PASS_REGULAR_EXPRESSION
     "flash2/cuda/bf16/[^\n]* run\n.*sparse/cuda/[^\n]* run\n.*flash2_gqa_packed/cuda/[^\n]* run")
@@ -200,11 +200,11 @@ add_test(NAME cli_no_cuda_libs_sweep
          COMMAND bash ${cli_dir}/cuda_libs.sh absent ${attnbench_bin} ${ab_nocuda_work}/sweep
                  sweep --backend cpu --variant naive --seq 64 --heads 1 --head-dim 32 --reps 1 --no-ceilings
                  --out r.json)
-set_tests_properties(cli_no_cuda_libs_run cli_no_cuda_libs_sweep PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+set_tests_properties(cli_no_cuda_libs_run cli_no_cuda_libs_sweep PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 if(ATTNBENCH_WITH_CUDA)
   add_test(NAME cli_no_cuda_libs_negative_control
            COMMAND bash ${cli_dir}/cuda_libs.sh present ${attnbench_bin} ${ab_nocuda_work}/list list)
-  set_tests_properties(cli_no_cuda_libs_negative_control PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_no_cuda_libs_negative_control PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endif()
 
 # The Slurm job scripts (scripts/slurm/) on a one-node Slurm cluster started by the test
@@ -213,7 +213,7 @@ endif()
 add_test(NAME cli_slurm_job_array
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_job_array.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_slurm_job_array)
-set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "cpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
+set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "nogpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
                      RESOURCE_LOCK slurm)
 
 # benchmarks/cpu_vs_mambapy.py on a small shape (issue 25): its outputs agree with mambapy's
@@ -228,6 +228,6 @@ foreach(kind agree control)
   add_test(NAME cli_mambapy_outputs_${kind}
            COMMAND bash -c "python3 -c 'import torch, mambapy' 2>/dev/null || exit 77; python3 $0/benchmarks/cpu_vs_mambapy.py --attnbench $1 --heads 2 --head-dim 16 --seq 100 --rounds 1 --repeat 1 --tolerance ${tol}"
                    ${CMAKE_SOURCE_DIR} ${attnbench_bin})
-  set_tests_properties(cli_mambapy_outputs_${kind} PROPERTIES LABELS "cpu;cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
+  set_tests_properties(cli_mambapy_outputs_${kind} PROPERTIES LABELS "nogpu;cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()
 set_tests_properties(cli_mambapy_outputs_control PROPERTIES PASS_REGULAR_EXPRESSION "outputs differ: relative L2")

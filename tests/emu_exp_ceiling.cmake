@@ -7,6 +7,6 @@ if(COMMAND ab_emu_exe)
   ab_emu_exe(attnbench_emu_exp_ceiling KIND main
              SOURCES ${CMAKE_SOURCE_DIR}/tests/emu/exp_ceiling_test.cpp ${ab_emu_ceiling_wrapped})
   add_test(NAME emu.exp_ceiling COMMAND attnbench_emu_exp_ceiling)
-  set_tests_properties(emu.exp_ceiling PROPERTIES LABELS cpu TIMEOUT 60 ENVIRONMENT "${ab_emu_env}"
+  set_tests_properties(emu.exp_ceiling PROPERTIES LABELS nogpu TIMEOUT 60 ENVIRONMENT "${ab_emu_env}"
                        PASS_REGULAR_EXPRESSION "emu.exp_ceiling passed")
 endif()

@@ -7,5 +7,5 @@ file(MAKE_DIRECTORY ${ab_gc_root}/empty_prefix)
 add_test(NAME cli_gpu_check_needs_prefix
          COMMAND ${CMAKE_COMMAND} -E env GPU_CHECK_SYSTEM_PREFIX=${ab_gc_root}/empty_prefix
                  bash ${ab_gc_root}/scripts/gpu_check.sh ${ab_gc_root}/out)
-set_tests_properties(cli_gpu_check_needs_prefix PROPERTIES LABELS "cpu;cli" TIMEOUT 10
+set_tests_properties(cli_gpu_check_needs_prefix PROPERTIES LABELS "nogpu;cli" TIMEOUT 10
   PASS_REGULAR_EXPRESSION "no .debs/root and [^\n]* lacks fmt/format.h[^\n]*scripts/fetch_debs.sh")
