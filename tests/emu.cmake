@@ -158,7 +158,7 @@ add_library(attnbench_emu_base OBJECT
             ${ab_emu_dir}/emu_cpu_rows_stub.cpp
             ${ab_emu_core} ${ab_emu_models} ${CMAKE_SOURCE_DIR}/kernels/registry.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/cuda_rows.cpp
-            ${ab_emu_references} ${CMAKE_SOURCE_DIR}/harness/tensors.cpp
+            ${ab_emu_references} ${CMAKE_SOURCE_DIR}/harness/tensors.cpp ${CMAKE_SOURCE_DIR}/harness/error_metrics.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_rows.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_plan.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_runner.cpp
