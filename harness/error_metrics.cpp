@@ -96,7 +96,7 @@ double grad_tolerance(dtype t) {
 }
 
 double row_tolerance(dtype t) {
-  // The worst row (issue 30): a small multiple (4x) of the worst row of the same-precision
+  // The worst row: a small multiple (4x) of the worst row of the same-precision
   // unfused baselines, capped by the pooled tolerance. The worst row of a correct kernel is
   // larger than its pooled rel_err (2.6-17x in the CPU quick sweep): rows with many visible
   // keys have small O (an average of ~N(0,1) values) and so a larger relative rounding error,

@@ -35,7 +35,7 @@ double grad_tolerance(dtype t);
 // Relative-L2 tolerance used by sweeps to flag a result (tests use their own);
 // e4m3: 2^-4, derived in error_metrics.cpp.
 double sweep_tolerance(dtype t);
-// What a sweep holds the worst row's relative error to (issue 30), derived in error_metrics.cpp.
+// What a sweep holds the worst row's relative error to, derived in error_metrics.cpp.
 double row_tolerance(dtype t);
 
 }  // namespace attnbench

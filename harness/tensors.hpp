@@ -20,12 +20,12 @@ namespace attnbench {
 float round_to(dtype t, float x);
 
 // Q, K, V ~ N(0, 1) in fp32 from a seed, not rounded (the "originals"; same
-// seed, same values for every dtype); scales 1. The seed rule (since issue 21):
+// seed, same values for every dtype); scales 1. The seed rule (blocks, so that inputs generate in parallel):
 // element i of tensor t (q 0, k 1, v 2) is drawn in block i / input_block_elems of
 // that tensor by std::normal_distribution<float> on a std::mt19937_64 seeded with
 // input_block_seed(seed, t, block), restarted per block; the blocks are generated in
-// parallel (OpenMP) and the values do not depend on the thread count. (Before issue 21
-// one generator drew q, k, v in turn: other values for the same seed.)
+// parallel (OpenMP) and the values do not depend on the thread count. (Files from before this
+// rule drew q, k, v from one generator in turn: other values for the same seed.)
 inline constexpr std::int64_t input_block_elems = std::int64_t{1} << 16;
 std::uint64_t input_block_seed(std::uint64_t seed, int tensor, std::int64_t block);
 host_inputs make_original_inputs(const problem& p, std::uint64_t seed = 1234);
@@ -40,7 +40,7 @@ host_inputs make_inputs(const problem& p, std::uint64_t seed = 1234);
 
 // The fp32 originals of a sweep's shapes (B, H, Hkv, Nq, Nkv, d; not dtype, mask or
 // tiles), generated once and shared by every dtype of a shape: a sweep's dtype axis is
-// outermost, so a shape comes back once per dtype (issue 21). Given the problems in run
+// outermost, so a shape comes back once per dtype. Given the problems in run
 // order, it keeps a shape's originals while a later position still uses it and at most
 // `max_kept_bytes` in all (beyond that a shape is generated again when it comes back).
 class originals_store {

@@ -41,7 +41,7 @@ foreach(item ${bad_inputs})
   set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endforeach()
 
-# Issue 12: "name|the text the one line must contain|args". Inputs are written here.
+# Bad input, each a one-line error: "name|the text the one line must contain|args". Inputs are written here.
 set(bad_dir ${CMAKE_CURRENT_BINARY_DIR}/cli_bad)
 file(MAKE_DIRECTORY ${bad_dir} ${bad_dir}/a_directory)
 string(REPEAT "[" 1000000 deep_open)
@@ -60,11 +60,11 @@ file(WRITE ${bad_dir}/weird_status.json
 file(WRITE ${bad_dir}/time_string.json
      "{\"context\": {}, \"benchmarks\": [{\"name\": \"x\", \"status\": \"ok\", \"time_ms\": \"fast\", ${ok_entry}}]}")
 file(WRITE ${bad_dir}/sweep_deep.json "${deep_open}${deep_close}")
-# Block layouts (issue 15): float32 instead of 0/1 bytes, and a 2 x 2 uint8 layout.
+# Block layouts: float32 instead of 0/1 bytes, and a 2 x 2 uint8 layout.
 execute_process(COMMAND python3 ${cli_dir}/make_layouts.py ${bad_dir})
-# e4m3 codes (issue 16): valid uint8 codes, NaN codes 0x7F/0xFF, a float32 tensor to mix in.
+# e4m3 codes: valid uint8 codes, NaN codes 0x7F/0xFF, a float32 tensor to mix in.
 execute_process(COMMAND python3 ${cli_dir}/make_fp8_inputs.py ${bad_dir})
-# Shapes (issue 22): a Q with a zero-length axis beside valid K/V.
+# Shapes: a Q with a zero-length axis beside valid K/V.
 execute_process(COMMAND python3 ${cli_dir}/make_shape_inputs.py ${bad_dir})
 file(WRITE ${bad_dir}/sweep_unknown_key.json "{\"name\": \"s\", \"grups\": [], \"groups\": [{\"seq\": 64}]}")
 file(WRITE ${bad_dir}/sweep_duplicate_axis.json "{\"groups\": [{\"seq\": 64, \"seq\": 128}]}")
@@ -189,7 +189,7 @@ if(ATTNBENCH_WITH_CUDA)
     "flash2_splitkv/cuda/[^\n]*Nkv:131072[^\n]* run")
 endif()
 
-# A CPU-only run maps no CUDA library (issue 14): the CUDA backend is a module loaded on
+# A CPU-only run maps no CUDA library: the CUDA backend is a module loaded on
 # demand (harness/cuda_module.hpp). The control: `list` loads the module, and the same
 # check must see libcudart there.
 set(ab_nocuda_work ${CMAKE_CURRENT_BINARY_DIR}/cli_cuda_libs)
@@ -216,7 +216,7 @@ add_test(NAME cli_slurm_job_array
 set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "nogpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
                      RESOURCE_LOCK slurm)
 
-# benchmarks/cpu_vs_mambapy.py on a small shape (issue 25): its outputs agree with mambapy's
+# benchmarks/cpu_vs_mambapy.py on a small shape: its outputs agree with mambapy's
 # (relative L2 <= 1e-4, measured 1.1e-7), which also checks that the script rebuilds attnbench's
 # scan parameters exactly; the negative control at tolerance 1e-9 must fail (exit 1), so the
 # comparison is live. Skipped (77) without torch and mambapy (scripts/setup.sh). ~5 s each.

@@ -1,4 +1,4 @@
-# Issue 21: the first GPU run must not be wasted by one wrong kernel (docs/gpu.md).
+# The first GPU run must not be wasted by one wrong kernel (docs/gpu.md).
 #   cli_crash_isolation   a planted hang (the watchdog's polling against --wait-timeout) and a
 #                         planted crash (SIGSEGV) in one CPU row each: the sweep finishes every
 #                         other row, logs the two rows failed/skipped with their reasons, exits as

@@ -1,4 +1,4 @@
-# The CUDA exp ceiling's kernel on the host emulator (issue 23; tests/emu/exp_ceiling_test.cpp):
+# The CUDA exp ceiling's kernel on the host emulator (tests/emu/exp_ceiling_test.cpp):
 # harness/cuda/ceiling_kernels.cu compiled as C++ against the emulator (tests/emu.cmake's
 # ab_emu_* helpers; this file is included after it: tests/*.cmake in sorted order), run on
 # small grids with its result check and two controls of the check. ~0.1 s.

@@ -1,5 +1,5 @@
 # scripts/gpu_check.sh without the carried prefix on a machine that lacks the
-# packages stops at once (exit 2) saying how to bring it (issue 9, item 7).
+# packages stops at once (exit 2) saying how to bring it.
 # The script runs from a copy so a .debs/root in the checkout cannot hide it.
 set(ab_gc_root ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_root)
 configure_file(${CMAKE_SOURCE_DIR}/scripts/gpu_check.sh ${ab_gc_root}/scripts/gpu_check.sh COPYONLY)

@@ -130,7 +130,7 @@ const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
 // flash2 and sparse take the sparse terms (strided, random, layout, per-head
 // layouts: the element mask and the key-tile lists take the query head) through
 // core's is_visible and make_kv_tile_list. They also take bf16 and e4m3 inputs
-// (issue 16: fp8 beside bf16 on the CPU): computed in fp32, O rounded to bf16,
+// (fp8 beside bf16 on the CPU): computed in fp32, O rounded to bf16,
 // e4m3's P rounded as FA3's fp8 kernel rounds it (flash2.cpp, docs/cpu.md).
 const capabilities flash2_softmax{.dtypes = {dtype::fp32, dtype::bf16, dtype::e4m3},
                                   .masks = mask_all | mask_sparse_terms};

@@ -10,7 +10,7 @@
 // h / (H / Hkv), no copy. Expected bottleneck: math (the two tile products
 // and the exp of every visited score); traffic is Q + O once and K/V once per
 // query tile, i.e. (Nq/Br) reads of K/V per head.
-// CPU specifics (issue 14): the Q tile is loaded transposed, so the scores
+// CPU specifics (docs/cpu.md): the Q tile is loaded transposed, so the scores
 // come out transposed, S^T = K Q^T, from a product whose operands are both
 // contiguous (no NT product, no packing); K and V tiles are read where they
 // lie (their rows are contiguous), not copied; the softmax step is one fused
@@ -18,7 +18,7 @@
 // the accumulator rides on the P V product's epilogue (tile_gemm.hpp).
 // Measured: docs/cpu.md (benchmarks/cpu_vs_torch.py, against PyTorch's CPU
 // flash attention).
-// Dtypes (issue 16): the arrays hold floats already rounded to p.type (e4m3:
+// Dtypes (docs/cpu.md, "bf16 and fp8"): the arrays hold floats already rounded to p.type (e4m3:
 // code x per-tensor scale); bytes are counted at dtype_bytes for Q, K, V and
 // output_bytes for O. O is rounded to output_dtype (bf16 for bf16 and e4m3).
 // e4m3 models FA3's fp8 kernel (the flash3_fp8 row): S in fp32, P computed

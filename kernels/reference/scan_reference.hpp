@@ -27,7 +27,7 @@ reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t
 reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_ssd(const host_inputs& in, std::span<const std::int64_t> rows);
 
-// Every row (the all-rows check of issue 30), in double and stored as float: the selective
+// Every row (the check of every output row), in double and stored as float: the selective
 // scan's and SSD's loops as above; WKV's running-max recurrence and WKV6's d x d state recurrence in double
 // (O(L) per channel, O(L d^2) per head: the explicit formulas judge the sampled rows).
 reference_all_rows reference_scan_all_rows(attention_math m, const host_inputs& in);

@@ -82,7 +82,8 @@ if(NOT ab_emu_san STREQUAL "thread")
                  ragged_none_B2)
 endif()
 
-# Issue 21: flash3 waiting on an mbarrier phase that never completes, emulated as a GPU hang
+# A hang costs one deadline, not the GPU lease: flash3 waiting on an mbarrier phase that never
+# completes, emulated as a GPU hang
 # (emu settings::deadlock_hangs), against the harness's polled CUDA wait and its expiry path
 # (harness/cuda/device_wait.hpp, harness/device_watchdog.cpp). Each case passes only on its
 # line; `blocking` is the control: the unpolled wait would never return (~0.5 s each).

@@ -1,4 +1,4 @@
-# Issue 30 in the host emulator (included at the end of tests/emu.cmake): the cuda
+# The check of every output, in the host emulator (included at the end of tests/emu.cmake): the cuda
 # backend's check of every output (harness/cuda/device_check.cpp, the row-check kernel
 # kernels/cuda/reference/row_check.cu, the on-device fp32 reference) through the
 # harness's validate() (harness/validation.cpp), on registry rows the emulator runs.
