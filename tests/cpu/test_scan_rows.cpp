@@ -1,4 +1,4 @@
-// The scan rows (issue 25, docs/alternatives.md): selective_scan, wkv and wkv6 against their fp64
+// The scan rows (docs/alternatives.md): selective_scan, wkv and wkv6 against their fp64
 // references on ragged L, L = 1, tiny N and G > 1 (a head split between groups), bytes and
 // exps counted by the kernels equal to the models, the references against independent
 // explicit forms, and negative controls: kernels with a planted fault (the carry dropped at
