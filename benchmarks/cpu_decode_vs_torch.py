@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU decode rows against PyTorch's CPU SDPA and FlexAttention, interleaved (issue 28).
+"""attnbench's CPU decode rows against PyTorch's CPU SDPA and FlexAttention, interleaved.
 
 For every decode problem (B, H, Hkv, Nq, Nkv, d, causal aligned bottom-right, as
 attnbench's masks) the script alternates, round after round, between
@@ -22,7 +22,7 @@ before each timed run (its default), and PyTorch's calls run after the same evic
 (a buffer of twice the LLC written, outside the clock). --hot drops both. Threads:
 OMP_NUM_THREADS for attnbench and torch.set_num_threads for PyTorch, both --threads.
 
-    python3 benchmarks/cpu_decode_vs_torch.py            # issue 28's eight problems
+    python3 benchmarks/cpu_decode_vs_torch.py            # the default eight problems
     python3 benchmarks/cpu_decode_vs_torch.py --nkv 4096 --nq 1,2,4,8,16 --variants flash2_splitkv
 """
 

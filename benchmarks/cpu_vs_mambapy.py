@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU selective scan against mambapy's, interleaved (issue 25).
+"""attnbench's CPU selective scan against mambapy's, interleaved (docs/alternatives.md).
 
 mambapy (PyPI; scripts/setup.sh installs it with the test tools) is the pure-PyTorch Mamba a CPU user
 would pick: its `MambaBlock.selective_scan` runs the scan as a parallel (Blelloch) scan over

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU rows against PyTorch's CPU attention, interleaved (issue 14).
+"""attnbench's CPU rows against PyTorch's CPU attention, interleaved.
 
 For every problem (B, H, N, d, mask) the script alternates, round after
 round, between `attnbench run --variant V --repeat R` (which times the kernel
@@ -18,7 +18,7 @@ attnbench runs with --hot by default (PyTorch's calls also find warm
 caches); --cold drops it. Threads: OMP_NUM_THREADS for attnbench and
 torch.set_num_threads for PyTorch, both --threads.
 
-    python3 benchmarks/cpu_vs_torch.py                      # issue 14's four problems
+    python3 benchmarks/cpu_vs_torch.py                      # the default four problems
     python3 benchmarks/cpu_vs_torch.py --seq 1024,4096 --head-dim 64 --variants flash2,flash1
     python3 benchmarks/cpu_vs_torch.py --blocks 64x64,128x128,256x128     # tile choice
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU backward rows against PyTorch's CPU SDPA backward, interleaved (issue 24).
+"""attnbench's CPU backward rows against PyTorch's CPU SDPA backward, interleaved (docs/backward.md).
 
 For every problem (B, H, N, d, mask) the script alternates, round after round,
 between `attnbench run --variant V --pass bwd --repeat R` (the whole backward

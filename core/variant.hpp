@@ -138,7 +138,7 @@ enum mask_feature : unsigned {
   mask_local = 1u << 2,
   mask_global = 1u << 3,
   mask_all = mask_none | mask_causal | mask_local | mask_global,  // the interval masks
-  // Sparse terms (issue 15): claimed explicitly, never by default.
+  // Sparse terms: claimed explicitly, never by default.
   mask_strided = 1u << 4,
   mask_random = 1u << 5,
   mask_layout = 1u << 6,

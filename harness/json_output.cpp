@@ -104,7 +104,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["flops_executed"] = model ? number_or_null(model->flops_executed) : json(nullptr);
   e["bytes"] = model ? number_or_null(model->bytes) : json(nullptr);
   e["bytes_min"] = model_value(model_bytes_min, p);
-  e["exps"] = model ? number_or_null(model->exps) : json(nullptr);  // the exp roof's count (issue 23)
+  e["exps"] = model ? number_or_null(model->exps) : json(nullptr);  // the exp roof's count
   e["bytes_counted"] = m.val.counted_bytes >= 0 ? json(m.val.counted_bytes) : json(nullptr);
   e["intensity"] = number_or_null(f.intensity);
   if (f.timed) {
@@ -137,7 +137,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["err_ok"] = nullptr;
     e["approx_err_vs_exact"] = nullptr;
   }
-  // The check of every output (issue 30): rows_total and row_tolerance always; the rest
+  // The check of every output: rows_total and row_tolerance always; the rest
   // once validated (also for an entry that failed on bad output elements).
   e["rows_total"] = p.rows();
   e["row_tolerance"] = m.val.checked ? m.val.row_tolerance : row_tolerance(p.type);
@@ -178,7 +178,7 @@ std::string entry_line(const json& e) {
   const double e2e_err = num("e2e_rel_err"), rel = num("rel_err");
   const std::string e2e =
       std::isfinite(e2e_err) && std::isfinite(rel) && e2e_err != rel ? fmt::format(" (e2e {:.1e})", e2e_err) : "";
-  // A worst row above its tolerance (issue 30), as console_line prints it.
+  // A worst row above its tolerance, as console_line prints it.
   std::string worst;
   if (e.contains("worst_row") && e["worst_row"].is_object() && num("worst_row_err") > num("row_tolerance"))
     worst = worst_row_text(num("worst_row_err"), e["worst_row"].value("b", std::int64_t{0}),

@@ -4,7 +4,7 @@ Log-log. Measured ceilings (copy bandwidth, GEMM peak of the dtype) solid, theor
 dashed; the ridge point (peak / bandwidth) marked. Library peers (scripts/peers.py) are
 hollow markers, placed by their minimal-IO bytes (they publish no byte model of their own). Points left of the ridge are
 memory-bound, right of it compute-bound; the gap to the roof is what is left. The third roof
-(issue 23): a point whose exp bound (exps / exp rate) is its tightest gets a purple tick at its
+(the exp roof): a point whose exp bound (exps / exp rate) is its tightest gets a purple tick at its
 exp roof (useful FLOPs / exp bound, in TFLOP/s) joined to it by a dotted line: the roof that
 caps it lies below the bandwidth/peak roof the lines draw.
 """

@@ -34,7 +34,7 @@ def marker_axis(entries: list[Entry]) -> tuple[str, list]:
 @dataclass(frozen=True)
 class Roof:
     """One set of ceilings of a dtype: bandwidth line up to the ridge, flat peak after it, and
-    the exp rate (the third roof, issue 23: drawn per point where it binds, see exp_marks)."""
+    the exp rate (the third roof: drawn per point where it binds, see exp_marks)."""
 
     kind: str  # measured | theoretical
     bandwidth_gbps: Optional[float]
@@ -74,7 +74,7 @@ def roofs(ceil: Ceilings, dtype: str) -> list[Roof]:
     return out
 
 
-# ---- the exp roof (issue 23) --------------------------------------------------------------
+# ---- the exp roof -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ExpMark:

@@ -146,7 +146,7 @@ TEST(json_output, skipped_failed_and_nan_entries) {
   EXPECT_EQ(unsup["error_message"], "test row: no local masks");
   EXPECT_TRUE(unsup["time_ms"].is_null());
   EXPECT_TRUE(unsup["rel_err"].is_null());
-  // A non-finite output fails the entry (issue 30), validated but never timed.
+  // A non-finite output fails the entry, validated but never timed.
   const json& nan = by["t_nan" + tail + "none/Br:16/Bc:16"];
   EXPECT_EQ(nan["status"], "failed");
   EXPECT_EQ(nan["error_message"], "non-finite outputs: 1 element in 1 row of 160, the first at (b 0, h 0, row 0)");

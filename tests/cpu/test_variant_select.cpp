@@ -97,9 +97,9 @@ TEST(variant_select, unknown_tags_and_names_are_input_errors) {
   EXPECT_THROW(expand(s, registry(), backend_kind::cpu), input_error);
 }
 
-// Presets select rows by tag, except the fp8 groups (issue 16), which pair
+// Presets select rows by tag, except the fp8 groups, which pair
 // rows across dtypes (flash3 bf16 beside flash3_fp8 e4m3), and the alternatives
-// group (issue 25), which names the attention the scans are measured against:
+// group, which names the attention the scans are measured against:
 // they name them, backend-qualified, and each name must be a row of that backend.
 TEST(variant_select, presets_name_no_variants) {
   for (const auto& p : preset_names())

@@ -1,4 +1,4 @@
-"""The report's "Training" section (issue 24): a real sweep with the pass axis and torch_sdpa's
+"""The report's "Training" section (docs/backward.md): a real sweep with the pass axis and torch_sdpa's
 backward peer, merged and loaded; each problem with a backward lists fwd, bwd and fwd+bwd
 TFLOP/s and the bwd/fwd time ratio from the entries themselves; forward-only runs have no
 section, and the forward's "best configuration" never takes a backward entry."""
