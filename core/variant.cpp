@@ -18,11 +18,14 @@ std::string_view to_string(attention_math m) {
     case attention_math::performer: return "performer";
     case attention_math::additive: return "additive";
     case attention_math::ssd: return "ssd";
+    case attention_math::routing: return "routing";
   }
   return "?";
 }
 
-bool approximates_softmax(attention_math m) { return m == attention_math::linformer || m == attention_math::performer; }
+bool approximates_softmax(attention_math m) {
+  return m == attention_math::linformer || m == attention_math::performer || m == attention_math::routing;
+}
 
 std::string_view to_string(tag t) {
   switch (t) {

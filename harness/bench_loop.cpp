@@ -75,6 +75,7 @@ void validate_and_measure(backend& be, const configuration& c, reference_cache& 
     return;
   }
   m.time = time_runner(be, *r, c.name, {opt.repetitions, opt.hot, opt.rep_time_s}, v.run_seconds);
+  m.phases = r->phase_times();
 }
 
 void count(sweep_totals& tot, const measurement& m, bool profile) {

@@ -54,6 +54,8 @@ std::string entry_schema_error(const json& e) {
   if (e.contains("approx_err_vs_exact") &&
       !(e["approx_err_vs_exact"].is_number() || e["approx_err_vs_exact"].is_null()))
     return missing_or(e, "approx_err_vs_exact", "a number or null");
+  // The phases of rows that time them apart (routing), absent for the others: an object when present.
+  if (e.contains("phases") && !e["phases"].is_object()) return missing_or(e, "phases", "an object");
   // The exp roof's exps, absent from older files: a non-negative number or null when present.
   if (e.contains("exps") && !(e["exps"].is_null() || (e["exps"].is_number() && e["exps"].get<double>() >= 0)))
     return missing_or(e, "exps", "a non-negative number or null");

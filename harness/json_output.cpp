@@ -1,5 +1,6 @@
 #include "harness/json_output.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -53,6 +54,33 @@ void add_backward_fields(json& e, const variant& row, const problem& p, const me
   e["grad_tolerance"] = c ? v.grad_tolerance : grad_tolerance(p.type);
   e["grad_nonfinite"] = c ? json(v.grad_nonfinite) : json(nullptr);
   e["grad_checked_rows"] = c ? v.grad_checked_rows : 0;
+}
+
+// Rows with phases (routing): each phase's model figures and its share of the run's time,
+// measured by the runner over every run of the configuration (validation, warm-up and
+// timed runs), so no second timing loop; time_ms is that share of the median.
+json phases_json(const variant& row, const problem& p, const measurement& m, const entry_figures& f) {
+  std::vector<model_phase> model;
+  try {
+    model = row.model_phases(p);
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  double total = 0;
+  for (const phase_time& t : m.phases) total += t.seconds;
+  json out = json::object();
+  for (const model_phase& ph : model) {
+    const auto t =
+        std::find_if(m.phases.begin(), m.phases.end(), [&](const phase_time& x) { return x.name == ph.name; });
+    const bool timed = f.timed && t != m.phases.end() && total > 0;
+    const double share = timed ? t->seconds / total : NAN;
+    out[ph.name] = {{"share", number_or_null(share)},
+                    {"time_ms", number_or_null(share * f.time.median)},
+                    {"flops", number_or_null(ph.figures.flops)},
+                    {"bytes", number_or_null(ph.figures.bytes)},
+                    {"exps", number_or_null(ph.figures.exps)}};
+  }
+  return out;
 }
 
 }  // namespace
@@ -155,6 +183,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["worst_row"] = nullptr;
   }
   add_backward_fields(e, v, p, m);
+  if (v.model_phases) e["phases"] = phases_json(v, p, m, f);
   // e4m3 entries only: the scales of the inputs it was validated on; null when none were made.
   if (p.type == dtype::e4m3)
     e["input_scales"] =

@@ -72,6 +72,7 @@ struct measurement {
   bool sticky = false;        // failed with a sticky backend error: the process must end
   validation_result val;
   timing_result time;
+  std::vector<phase_time> phases;  // runner::phase_times() after timing: every run's phase seconds summed
 };
 
 struct time_stats {

@@ -205,12 +205,20 @@ std::unique_ptr<runner> make_ssd_runner(const problem& p, bool writes_lse, scan_
 
 // Defects a test plants in the approximation kernels (the negative controls of their
 // reference checks); the rows run `none`.
-enum class planted_defect { none, linformer_projection_transposed, performer_no_stabiliser, additive_tanh_identity };
+enum class planted_defect {
+  none,
+  linformer_projection_transposed,
+  performer_no_stabiliser,
+  additive_tanh_identity,
+  routing_wrong_cluster,  // cluster c's queries attend to cluster c + 1's keys
+};
 std::unique_ptr<runner> make_linformer_runner(const problem& p, bool writes_lse,
                                               planted_defect defect = planted_defect::none);
 std::unique_ptr<runner> make_performer_runner(const problem& p, bool writes_lse,
                                               planted_defect defect = planted_defect::none);
 std::unique_ptr<runner> make_additive_runner(const problem& p, bool writes_lse,
                                              planted_defect defect = planted_defect::none);
+std::unique_ptr<runner> make_routing_runner(const problem& p, bool writes_lse,
+                                            planted_defect defect = planted_defect::none);
 
 }  // namespace attnbench::cpu

@@ -1,7 +1,7 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
 // flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, flash2_splitkv.cpp, selective_scan.cpp, wkv.cpp,
-// wkv6.cpp, linformer.cpp, performer.cpp, additive.cpp); its model in
+// wkv6.cpp, linformer.cpp, performer.cpp, additive.cpp, routing.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
@@ -47,6 +47,13 @@ std::int64_t additive_workspace(const problem& p) {
 std::int64_t performer_workspace(const problem& p) {
   const std::int64_t m = performer_features(p), states = p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1;
   return 4 * (p.d * m + (m * p.d + m) * p.B * p.Hkv * states + p.B * p.Hkv);
+}
+// The centroids, the index lists, each thread's gathered tiles and the head's accumulator.
+std::int64_t routing_workspace(const problem& p) {
+  const routing_shape rs = routing_shape_of(p);
+  const std::int64_t lists = rs.clusters * (p.B * p.Hkv * rs.wk + p.B * p.H * rs.wq);
+  const std::int64_t tiles = 2 * rs.wq * p.d + 2 * rs.wk * p.d + rs.wq * rs.wk + p.Nq * (p.d + 1);
+  return 4 * (rs.clusters * p.d + lists + cpu::max_threads() * tiles);
 }
 std::int64_t splitkv_workspace(const problem& p) { return cpu::splitkv_workspace_bytes(p); }
 std::int64_t linear_workspace(const problem& p) {
@@ -292,6 +299,18 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = model_additive,
       .memory_bytes = cpu_memory<true, additive_workspace>,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_additive_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "routing",
+      .math = attention_math::routing,
+      .summary = "Routing Transformer: c = round(sqrt(Nkv)) fixed seeded centroids, each cluster's top ceil(N/c) "
+                 "queries and keys, dense attention per cluster, scatter-mean; routing and attention timed apart",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
+      .tags = {tag::fused, tag::comparison},
+      .model = model_routing,
+      .model_phases = model_routing_phases,
+      .memory_bytes = cpu_memory<false, routing_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_routing_runner(p, lse); },
   });
   // The CPU twin of cuda:flash2_splitkv: its plan, tile walk, merge and model
   // (model_tile_walk_cuda over cpu::splitkv_plan); interval masks, as its sibling.

@@ -246,6 +246,17 @@ double model_linformer_projection_bytes(const problem& p);
 // intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
 model_figures model_performer(const problem& p);
 
+// ---- routing (routing.cpp) ---------------------------------------------------------
+// cpu, the Routing Transformer with c clusters, w_q and w_k tokens each (routing_shape_of):
+// routing: per (batch, KV head) K and the centroids read, 2 d c FLOPs per key, the key index
+// lists (4 bytes each) written; per (batch, head) the same for Q. Attention: per (batch, head)
+// and cluster the index lists read, w_q query rows and w_k key and value rows gathered,
+// 4 d w_q w_k FLOPs and w_q w_k exps (every routed pair, masked ones included: the causal
+// visible share depends on the routing, so useful FLOPs = executed), O written once per head.
+// The scatter-mean's additions are not counted. Phases in this order: routing, attention.
+std::vector<model_phase> model_routing_phases(const problem& p);
+model_figures model_routing(const problem& p);  // the sum of the phases
+
 // ---- additive (additive.cpp) -------------------------------------------------------
 // cpu, Bahdanau's score with width a = additive_width(p): the projection pass (Q, K read,
 // Q' = Q W^T and K' = K U^T written in fp32, W^T and U^T read once per head), then

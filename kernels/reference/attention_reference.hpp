@@ -48,6 +48,13 @@ reference_rows reference_performer(const host_inputs& in, std::span<const std::i
 // softmax over the visible keys (any interval or sparse mask) and its lse.
 reference_rows reference_additive(const host_inputs& in, std::span<const std::int64_t> rows);
 
+// The Routing Transformer (approx_reference.cpp): its own routing of the same float centroids
+// (approx_params.hpp: top w_q queries and w_k keys per cluster by fp64 dot product, ties to
+// the lower position), softmax(q K_c^T / sqrt(d)) V_c in fp64 over the keys of each cluster
+// the row is routed to that it sees (none: all; causal on the original positions), the mean
+// over those clusters; zeros when there is none. No lse. Other masks are rejected.
+reference_rows reference_routing(const host_inputs& in, std::span<const std::int64_t> rows);
+
 reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows);
 
 }  // namespace attnbench

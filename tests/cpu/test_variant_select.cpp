@@ -125,7 +125,7 @@ TEST(variant_select, presets_name_no_variants) {
 TEST(variant_select, default_leaves_the_comparison_rows_to_groups_that_name_them) {
   const auto all = names(select_variants({}, registry(), backend_kind::cpu));
   const auto comparison = names(select_variants({"tag:comparison"}, registry(), backend_kind::cpu));
-  EXPECT_EQ(comparison, (std::vector<std::string>{"linformer", "performer", "additive"}));
+  EXPECT_EQ(comparison, (std::vector<std::string>{"linformer", "performer", "additive", "routing"}));
   for (const auto& n : comparison) EXPECT_EQ(std::count(all.begin(), all.end(), n), 0) << n;
   EXPECT_EQ(std::count(all.begin(), all.end(), std::string("flash2")), 1);
 }
