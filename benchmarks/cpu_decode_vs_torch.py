@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU decode rows against PyTorch's CPU SDPA and FlexAttention, interleaved (issue 28).
+"""attnbench's CPU decode rows against PyTorch's CPU SDPA and FlexAttention, interleaved.
 
 For every decode problem (B, H, Hkv, Nq, Nkv, d, causal aligned bottom-right, as
 attnbench's masks) the script alternates, round after round, between
@@ -22,7 +22,7 @@ before each timed run (its default), and PyTorch's calls run after the same evic
 (a buffer of twice the LLC written, outside the clock). --hot drops both. Threads:
 OMP_NUM_THREADS for attnbench and torch.set_num_threads for PyTorch, both --threads.
 
-    python3 benchmarks/cpu_decode_vs_torch.py            # issue 28's eight problems
+    python3 benchmarks/cpu_decode_vs_torch.py            # the default eight problems
     python3 benchmarks/cpu_decode_vs_torch.py --nkv 4096 --nq 1,2,4,8,16 --variants flash2_splitkv
 """
 
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from cpu_vs_torch import Array, int_list, rel_l2, run_attnbench
+from cpu_vs_torch import Array, check_run_args, int_list, rel_l2, run_attnbench
 
 REF = "torch_sdpa"
 
@@ -204,13 +204,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.variants = [v for v in args.variants.split(",") if v]
     if not args.variants:
         ap.error("--variants is empty")
-    if min(args.threads, args.rounds, args.repeat, args.batch, args.heads, args.head_dim) <= 0:
-        ap.error("--threads, --rounds, --repeat, --batch, --heads and --head-dim must be positive")
+    check_run_args(ap, args, ["threads", "rounds", "repeat", "batch", "heads", "head-dim"])
     for hkv in args.kv_heads:
         if args.heads % hkv:
             ap.error(f"--kv-heads: {hkv} does not divide --heads {args.heads}")
-    if not args.attnbench.exists():
-        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
     return args
 
 

@@ -1,6 +1,6 @@
 // The tile products of the CPU kernels, one thread, GFLOP/s: attnbench's
 // tile_gemm (AVX-512 micro-kernels; NN and TN) against cblas_sgemm of the
-// linked BLAS (NN and NT, the calls the kernels made before issue 14), at
+// linked BLAS (NN and NT, the calls the kernels made before tile_gemm), at
 // the tile shapes of flash2 (64x64x64, 128x128x64, 128x128x128, ...). Best of
 // 7 batches of ~0.3 GFLOP each; operands stay in L1/L2 as in the kernels.
 // Run with OPENBLAS_CORETYPE=SkylakeX|Haswell|... to compare OpenBLAS's

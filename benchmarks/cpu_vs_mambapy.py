@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU selective scan against mambapy's, interleaved (issue 25).
+"""attnbench's CPU selective scan against mambapy's, interleaved (docs/alternatives.md).
 
 mambapy (PyPI; scripts/setup.sh installs it with the test tools) is the pure-PyTorch Mamba a CPU user
 would pick: its `MambaBlock.selective_scan` runs the scan as a parallel (Blelloch) scan over
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from cpu_vs_torch import int_list, rel_l2, run_attnbench
+from cpu_vs_torch import check_run_args, int_list, rel_l2, run_attnbench
 
 Array = npt.NDArray[np.float32]
 SCAN_SEED = 0x5EED25  # kernels/reference/scan_parameters.cpp
@@ -121,10 +121,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--tolerance", type=float, default=1e-4, help="max relative L2 difference of the outputs")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    if min(args.batch, args.heads, args.head_dim, args.state, args.threads, args.rounds, args.repeat) <= 0:
-        ap.error("--batch, --heads, --head-dim, --state, --threads, --rounds and --repeat must be positive")
-    if not args.attnbench.exists():
-        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
+    check_run_args(ap, args, ["batch", "heads", "head-dim", "state", "threads", "rounds", "repeat"])
     return args
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU rows against PyTorch's CPU attention, interleaved (issue 14).
+"""attnbench's CPU rows against PyTorch's CPU attention, interleaved.
 
 For every problem (B, H, N, d, mask) the script alternates, round after
 round, between `attnbench run --variant V --repeat R` (which times the kernel
@@ -18,7 +18,7 @@ attnbench runs with --hot by default (PyTorch's calls also find warm
 caches); --cold drops it. Threads: OMP_NUM_THREADS for attnbench and
 torch.set_num_threads for PyTorch, both --threads.
 
-    python3 benchmarks/cpu_vs_torch.py                      # issue 14's four problems
+    python3 benchmarks/cpu_vs_torch.py                      # the default four problems
     python3 benchmarks/cpu_vs_torch.py --seq 1024,4096 --head-dim 64 --variants flash2,flash1
     python3 benchmarks/cpu_vs_torch.py --blocks 64x64,128x128,256x128     # tile choice
 """
@@ -72,6 +72,16 @@ def run_attnbench(cmd: list[str], threads: int) -> float:
     if match is None:
         raise RuntimeError(f"no median_ms=<x> line from {' '.join(cmd)}:\n{proc.stdout}")
     return float(match.group(1))
+
+
+def check_run_args(ap: argparse.ArgumentParser, args: argparse.Namespace, positive: list[str]) -> None:
+    """The checks every benchmark here makes: each named option positive, the binary present."""
+    for name in positive:
+        value = getattr(args, name.replace("-", "_"))
+        if value <= 0:
+            ap.error(f"--{name}: {value} is not positive")
+    if not args.attnbench.exists():
+        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
 
 
 def attnbench_ms(binary: Path, variant: str, work: Path, prob: Problem, block: str | None,
@@ -186,10 +196,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ap.error(f"--blocks: '{b}' is not BrxBc")
     # (display name, variant, block)
     args.rows = [(v if b is None else f"{v}@{b}", v, b) for v in variants for b in blocks]
-    if min(args.threads, args.rounds, args.repeat) <= 0:
-        ap.error("--threads, --rounds and --repeat must be positive")
-    if not args.attnbench.exists():
-        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
+    check_run_args(ap, args, ["threads", "rounds", "repeat"])
     return args
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attnbench's CPU backward rows against PyTorch's CPU SDPA backward, interleaved (issue 24).
+"""attnbench's CPU backward rows against PyTorch's CPU SDPA backward, interleaved (docs/backward.md).
 
 For every problem (B, H, N, d, mask) the script alternates, round after round,
 between `attnbench run --variant V --pass bwd --repeat R` (the whole backward
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cpu_vs_torch import Array, Problem, int_list, rel_l2, run_attnbench
+from cpu_vs_torch import Array, Problem, check_run_args, int_list, rel_l2, run_attnbench
 
 GRADS = ("dq", "dk", "dv")
 
@@ -93,10 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.variants = [v for v in args.variants.split(",") if v]
     if not args.variants:
         ap.error("--variants is empty")
-    if min(args.threads, args.rounds, args.repeat) <= 0:
-        ap.error("--threads, --rounds and --repeat must be positive")
-    if not args.attnbench.exists():
-        ap.error(f"attnbench binary not found: {args.attnbench} (build it or pass --attnbench)")
+    check_run_args(ap, args, ["threads", "rounds", "repeat"])
     return args
 
 

@@ -17,11 +17,15 @@ std::string_view to_string(attention_math m) {
     case attention_math::linformer: return "linformer";
     case attention_math::performer: return "performer";
     case attention_math::additive: return "additive";
+    case attention_math::ssd: return "ssd";
+    case attention_math::routing: return "routing";
   }
   return "?";
 }
 
-bool approximates_softmax(attention_math m) { return m == attention_math::linformer || m == attention_math::performer; }
+bool approximates_softmax(attention_math m) {
+  return m == attention_math::linformer || m == attention_math::performer || m == attention_math::routing;
+}
 
 std::string_view to_string(tag t) {
   switch (t) {
@@ -135,9 +139,9 @@ bool variant::has(tag t) const { return std::find(tags.begin(), tags.end(), t) !
 std::string variant::benchmark_name(const problem& p) const {
   const problem r = resolved(p);
   std::string s = attnbench::benchmark_name(name, to_string(backend), r);
-  // The selective scan reads the state axes; every other row ignores them, so their names
-  // (and the sweep's de-duplication by name) do not change with them.
-  if (math == attention_math::selective_scan) s += "/N:" + std::to_string(r.dstate) + "/G:" + std::to_string(r.ngroups);
+  // The Mamba scans read the state axes; every other row ignores them, so their names (and
+  // the sweep's de-duplication by name) do not change with them.
+  if (reads_state_axes(math)) s += "/N:" + std::to_string(r.dstate) + "/G:" + std::to_string(r.ngroups);
   return s;
 }
 

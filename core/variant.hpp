@@ -23,17 +23,22 @@ enum class backend_kind { cpu, cuda };
 std::string_view to_string(backend_kind b);
 
 // What a variant computes, and so which reference checks it. The scans (docs/alternatives.md)
-// replace attention by a recurrence over the sequence: Mamba-1's selective scan, RWKV-4's WKV and
-// RWKV-6's matrix-state WKV, on the attention problem of the same width. The approximations of
-// softmax attention (linformer, performer) are checked against the fp64 evaluation of the same
-// approximation (same seeded projections or features); their distance to exact softmax
-// attention is measured beside it, as information. additive: Bahdanau's score
+// replace attention by a recurrence over the sequence: Mamba-1's selective scan, Mamba-2's chunked
+// SSD, RWKV-4's WKV and RWKV-6's matrix-state WKV, on the attention problem of the same width. The
+// approximations of softmax attention (linformer, performer, routing) are checked against the fp64
+// evaluation of the same approximation (same seeded projections or features); their distance to
+// exact softmax attention is measured beside it, as information. additive: Bahdanau's score
 // v^T tanh(W q + U k) under a softmax, exact, checked against its own fp64 reference.
-enum class attention_math { softmax, linear, selective_scan, wkv, wkv6, linformer, performer, additive };
+enum class attention_math { softmax, linear, selective_scan, wkv, wkv6, linformer, performer, additive, ssd, routing };
 std::string_view to_string(attention_math m);
-inline constexpr int attention_math_count = 8;
+inline constexpr int attention_math_count = 10;
 constexpr bool is_scan(attention_math m) {
-  return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6;
+  return m == attention_math::selective_scan || m == attention_math::wkv || m == attention_math::wkv6 ||
+         m == attention_math::ssd;
+}
+// The scans that read the state axes (N = dstate, G = ngroups): their names and entries carry them.
+constexpr bool reads_state_axes(attention_math m) {
+  return m == attention_math::selective_scan || m == attention_math::ssd;
 }
 // Whether m approximates softmax attention (its entries carry approx_err_vs_exact).
 bool approximates_softmax(attention_math m);
@@ -73,6 +78,12 @@ struct host_outputs {
 
 // One prepared run of one variant on one problem. Everything but run() is
 // outside the timed region.
+// One phase of a run (runner::phase_times).
+struct phase_time {
+  std::string name;
+  double seconds = 0;
+};
+
 class runner {
  public:
   virtual ~runner() = default;
@@ -93,6 +104,10 @@ class runner {
   // Exponentials (exp, exp2) the last run() executed, as counted by the kernel
   // itself (CPU backend); -1 when the backend does not count.
   virtual std::int64_t counted_exps() const { return -1; }
+  // Rows whose run() has phases users weigh apart (routing: routing, then attention): each
+  // phase's seconds summed over every run() since construction, timed runs included, so
+  // the entry splits the median time by their shares without a second timing loop.
+  virtual std::vector<phase_time> phase_times() const { return {}; }
 };
 
 // The analytical model of one run (docs/models.md): computed in one walk.
@@ -105,6 +120,11 @@ struct model_figures {
   // kernel, linear attention's elu + 1 one per feature element (docs/models.md,
   // "Exponentials"). The third roof: exps / exp rate bounds the time from below.
   double exps = 0;
+};
+
+struct model_phase {
+  std::string name;
+  model_figures figures;
 };
 
 // Roles a row plays in sweeps and charts.
@@ -133,7 +153,7 @@ enum mask_feature : unsigned {
   mask_local = 1u << 2,
   mask_global = 1u << 3,
   mask_all = mask_none | mask_causal | mask_local | mask_global,  // the interval masks
-  // Sparse terms (issue 15): claimed explicitly, never by default.
+  // Sparse terms: claimed explicitly, never by default.
   mask_strided = 1u << 4,
   mask_random = 1u << 5,
   mask_layout = 1u << 6,
@@ -175,6 +195,8 @@ struct variant {
   // Beyond the capabilities: instantiated tiles, launch and memory limits.
   std::function<support(const problem&)> check;
   std::function<model_figures(const problem&)> model;
+  // Rows with runner::phase_times: the model of each phase, in the same order; they sum to model.
+  std::function<std::vector<model_phase>(const problem&)> model_phases;
   // Memory the run allocates on its backend (inputs, outputs, workspace), so
   // configurations that would not fit are skipped before allocating.
   std::function<std::int64_t(const problem&)> memory_bytes;

@@ -48,8 +48,8 @@ class backend {
   // Named range around a launch, visible in Nsight (no-op on the CPU).
   virtual void range_push(const std::string& name) = 0;
   virtual void range_pop() = 0;
-  // The check of every output of r's last run where the outputs live (issue 30,
-  // kernels/reference/row_check.hpp), outside the timed region: the cuda backend scans
+  // The check of every output of r's last run where the outputs live
+  // (kernels/reference/row_check.hpp), outside the timed region: the cuda backend scans
   // every element on the device and compares every row with its on-device fp32
   // reference (harness/cuda/device_check.hpp). nullopt: the harness checks the host
   // copy of the outputs itself (the cpu backend).

@@ -64,7 +64,7 @@ void validate_and_measure(backend& be, const configuration& c, reference_cache& 
   r->set_inputs(in);
   const validation_run v = validate(be, *r, c, cache);
   m.val = v.result;
-  // Bad output elements fail the entry (issue 30): nothing wrong is timed.
+  // Bad output elements fail the entry: nothing wrong is timed.
   if (std::string why = validation_failure(c.p, v.result); !why.empty()) {
     m.status = "failed";
     m.message = std::move(why);
@@ -75,6 +75,7 @@ void validate_and_measure(backend& be, const configuration& c, reference_cache& 
     return;
   }
   m.time = time_runner(be, *r, c.name, {opt.repetitions, opt.hot, opt.rep_time_s}, v.run_seconds);
+  m.phases = r->phase_times();
 }
 
 void count(sweep_totals& tot, const measurement& m, bool profile) {

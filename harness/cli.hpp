@@ -39,7 +39,7 @@ struct sweep_cli {
   double rep_time_s = 0;
   bool hot = false, profile = false, no_ceilings = false, dry_run = false, dump_sweep = false;
   std::vector<std::string> gbench_flags;  // --benchmark_* passed through
-  // Issue 21 (docs/gpu.md): the floor of every device wait's deadline (0: $ATTNBENCH_WAIT_TIMEOUT_S
+  // Crash isolation (docs/gpu.md): the floor of every device wait's deadline (0: $ATTNBENCH_WAIT_TIMEOUT_S
   // or 10 s), results files whose crashed/hung rows this sweep skips, ceilings measured before.
   double wait_timeout_s = 0;
   std::vector<std::string> quarantine_from;

@@ -56,7 +56,7 @@ static std::string source_dir() {
 
 std::string git_commit() {
   // Binaries built elsewhere and carried (scripts/gpu_prebuild.sh) run where their source
-  // folder is not: scripts/gpu_check.sh passes the commit they were built at (issue 21).
+  // folder is not: scripts/gpu_check.sh passes the commit they were built at.
   if (const char* c = std::getenv("ATTNBENCH_GIT_COMMIT"); c && std::string_view(c).size() == 40) return c;
   int st = 0;
   const std::string out = run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", source_dir()), &st);
@@ -170,7 +170,7 @@ json make_context(backend& be, bool measure_ceilings, const run_facts& facts) {
                  {"l2_flush", facts.l2_flush},
                  {"clock", be.kind() == backend_kind::cuda ? "cuda_events" : "steady_clock"}};
   c["variants"] = variant_rows_json();
-  c["cpu_tile_products"] = cpu::tile_products_description();  // CPU kernels' GEMM path (issue 14)
+  c["cpu_tile_products"] = cpu::tile_products_description();  // CPU kernels' GEMM path
   json b = be.context(measure_ceilings);
   if (b.is_object()) {
     add_exp_ceilings(b, be.kind(), measure_ceilings);  // theoretical (GPUs); measured unless the backend did

@@ -121,7 +121,7 @@ void keep_blas_single_threaded() {
 // GEMMs of n = 1024, 2048, 4096, a warm-up then the best of two or more runs each, the best n
 // kept. A size is skipped when one run of it is predicted (at the rate of the size before)
 // to take over 1 s, so a slow BLAS is not timed for a minute. Why several sizes: 2048^3
-// reported ~0.30 TFLOP/s on issue 14's Xeon, where 4096^3 (0.43 s a run) reaches ~0.32.
+// reported ~0.30 TFLOP/s on the Xeon VM of docs/cpu.md, where 4096^3 (0.43 s a run) reaches ~0.32.
 nlohmann::json measure_sgemm() {
   if (openblas_set_num_threads) openblas_set_num_threads(omp_get_max_threads());
   nlohmann::json by_n = nlohmann::json::object();
@@ -186,7 +186,7 @@ class cpu_backend final : public backend {
       ceilings["measured"] = {{"bandwidth_gbps", measure_copy_gbps()},
                               {"tflops", {{"fp32", sgemm["tflops"]}}},
                               {"fp32_sgemm", sgemm["method"]}};
-      ceilings["measured"].update(measure_exp_ceiling_cpu());  // the exp roof (issue 23), ~0.15 s
+      ceilings["measured"].update(measure_exp_ceiling_cpu());  // the exp roof, ~0.15 s
     }
     c["ceilings"] = ceilings;
     return c;

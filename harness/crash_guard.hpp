@@ -1,4 +1,4 @@
-// Crash records (issue 21): a configuration that crashes the process (SIGSEGV, SIGBUS,
+// Crash records: a configuration that crashes the process (SIGSEGV, SIGBUS,
 // SIGILL, SIGFPE, SIGABRT: a host-side bug in a runner, an abort inside a CUDA library)
 // still leaves its failed entry in the results log. Before each configuration the sweep
 // arms the guard with that entry's line, in which "@SIGNAL@" stands for the signal; the

@@ -9,7 +9,7 @@
 // host emulator link the same objects directly, which registers them at start-up.
 // The module does not need cuDNN: the cudnn_sdpa row loads libattnbench_cudnn.so (beside
 // it; $ATTNBENCH_CUDNN_MODULE overrides) on first use, so a cuDNN that does not load
-// disables that row alone (issue 21, docs/cudnn.md).
+// disables that row alone (docs/cudnn.md).
 #pragma once
 
 #include <memory>

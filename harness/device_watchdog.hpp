@@ -1,4 +1,4 @@
-// Deadlines on device waits (issue 21). A hung kernel must cost one deadline, not the
+// Deadlines on device waits. A hung kernel must cost one deadline, not the
 // rest of a GPU lease: every wait of the harness on the device polls (cudaEventQuery /
 // cudaStreamQuery, harness/cuda/device_wait.hpp) against a deadline derived from the
 // configuration being run,

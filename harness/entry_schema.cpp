@@ -47,19 +47,21 @@ std::string entry_schema_error(const json& e) {
     return missing_or(e, "err_ok", "true, false or null");
   if (status != "ok" && (!e.contains("error_message") || !e["error_message"].is_string()))
     return missing_or(e, "error_message", "a string (status not ok)");
-  // Issue 16's fields, absent from older files (and peers' entries): checked when present.
+  // The end-to-end error, absent from older files (and peers' entries): checked when present.
   if (e.contains("e2e_rel_err") && !(e["e2e_rel_err"].is_number() || e["e2e_rel_err"].is_null()))
     return missing_or(e, "e2e_rel_err", "a number or null");
   // The distance of an approximation to exact attention, absent from older files.
   if (e.contains("approx_err_vs_exact") &&
       !(e["approx_err_vs_exact"].is_number() || e["approx_err_vs_exact"].is_null()))
     return missing_or(e, "approx_err_vs_exact", "a number or null");
-  // Issue 23's exps, absent from older files: a non-negative number or null when present.
+  // The phases of rows that time them apart (routing), absent for the others: an object when present.
+  if (e.contains("phases") && !e["phases"].is_object()) return missing_or(e, "phases", "an object");
+  // The exp roof's exps, absent from older files: a non-negative number or null when present.
   if (e.contains("exps") && !(e["exps"].is_null() || (e["exps"].is_number() && e["exps"].get<double>() >= 0)))
     return missing_or(e, "exps", "a non-negative number or null");
   if (e.contains("out_dtype") && (!e["out_dtype"].is_string() || e["out_dtype"].get_ref<const std::string&>().empty()))
     return missing_or(e, "out_dtype", "a non-empty string");
-  // Issue 30's fields (the check of every output), absent from older files: checked when present.
+  // The fields of the check of every output, absent from older files: checked when present.
   for (const char* k : {"rows_total", "rows_checked"})
     if (e.contains(k) && !(e[k].is_number_integer() && e[k].get<std::int64_t>() >= 0))
       return missing_or(e, k, "a non-negative integer");
@@ -77,7 +79,7 @@ std::string entry_schema_error(const json& e) {
         return fmt::format("field 'worst_row.{}' is {}, expected a non-negative integer", k,
                            w.contains(k) ? shown(w[k]) : "missing");
   }
-  // Issue 24's fields (the backward pass), absent from older files: checked when present.
+  // The backward pass's fields, absent from older files: checked when present.
   if (e.contains("pass")) {
     const json& p = e["pass"];
     if (!p.is_string() || (p != "fwd" && p != "bwd" && p != "fwd_bwd"))

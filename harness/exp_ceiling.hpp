@@ -1,4 +1,4 @@
-// The exp roof's ceilings (issue 23): how many exponentials per second the machine
+// The exp roof's ceilings: how many exponentials per second the machine
 // executes, beside the copy bandwidth and GEMM throughput in the JSON context
 // (docs/json_schema.md):
 //   ceilings.measured.exps_per_s     measured: the CPU kernels' own vectorised exp on

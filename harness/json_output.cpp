@@ -1,5 +1,6 @@
 #include "harness/json_output.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -55,6 +56,33 @@ void add_backward_fields(json& e, const variant& row, const problem& p, const me
   e["grad_checked_rows"] = c ? v.grad_checked_rows : 0;
 }
 
+// Rows with phases (routing): each phase's model figures and its share of the run's time,
+// measured by the runner over every run of the configuration (validation, warm-up and
+// timed runs), so no second timing loop; time_ms is that share of the median.
+json phases_json(const variant& row, const problem& p, const measurement& m, const entry_figures& f) {
+  std::vector<model_phase> model;
+  try {
+    model = row.model_phases(p);
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  double total = 0;
+  for (const phase_time& t : m.phases) total += t.seconds;
+  json out = json::object();
+  for (const model_phase& ph : model) {
+    const auto t =
+        std::find_if(m.phases.begin(), m.phases.end(), [&](const phase_time& x) { return x.name == ph.name; });
+    const bool timed = f.timed && t != m.phases.end() && total > 0;
+    const double share = timed ? t->seconds / total : NAN;
+    out[ph.name] = {{"share", number_or_null(share)},
+                    {"time_ms", number_or_null(share * f.time.median)},
+                    {"flops", number_or_null(ph.figures.flops)},
+                    {"bytes", number_or_null(ph.figures.bytes)},
+                    {"exps", number_or_null(ph.figures.exps)}};
+  }
+  return out;
+}
+
 }  // namespace
 
 json make_entry(const configuration& c, const measurement& m) { return make_entry(c, m, model_of(*c.row, c.p)); }
@@ -96,7 +124,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["d"] = p.d;
   e["Br"] = p.Br;
   e["Bc"] = p.Bc;
-  if (v.math == attention_math::selective_scan) {  // the state axes it reads (docs/alternatives.md)
+  if (reads_state_axes(v.math)) {  // the state axes it reads (docs/alternatives.md)
     e["dstate"] = p.dstate;
     e["ngroups"] = p.ngroups;
   }
@@ -104,7 +132,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
   e["flops_executed"] = model ? number_or_null(model->flops_executed) : json(nullptr);
   e["bytes"] = model ? number_or_null(model->bytes) : json(nullptr);
   e["bytes_min"] = model_value(model_bytes_min, p);
-  e["exps"] = model ? number_or_null(model->exps) : json(nullptr);  // the exp roof's count (issue 23)
+  e["exps"] = model ? number_or_null(model->exps) : json(nullptr);  // the exp roof's count
   e["bytes_counted"] = m.val.counted_bytes >= 0 ? json(m.val.counted_bytes) : json(nullptr);
   e["intensity"] = number_or_null(f.intensity);
   if (f.timed) {
@@ -137,7 +165,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["err_ok"] = nullptr;
     e["approx_err_vs_exact"] = nullptr;
   }
-  // The check of every output (issue 30): rows_total and row_tolerance always; the rest
+  // The check of every output: rows_total and row_tolerance always; the rest
   // once validated (also for an entry that failed on bad output elements).
   e["rows_total"] = p.rows();
   e["row_tolerance"] = m.val.checked ? m.val.row_tolerance : row_tolerance(p.type);
@@ -155,6 +183,7 @@ json make_entry(const configuration& c, const measurement& m, const std::optiona
     e["worst_row"] = nullptr;
   }
   add_backward_fields(e, v, p, m);
+  if (v.model_phases) e["phases"] = phases_json(v, p, m, f);
   // e4m3 entries only: the scales of the inputs it was validated on; null when none were made.
   if (p.type == dtype::e4m3)
     e["input_scales"] =
@@ -178,7 +207,7 @@ std::string entry_line(const json& e) {
   const double e2e_err = num("e2e_rel_err"), rel = num("rel_err");
   const std::string e2e =
       std::isfinite(e2e_err) && std::isfinite(rel) && e2e_err != rel ? fmt::format(" (e2e {:.1e})", e2e_err) : "";
-  // A worst row above its tolerance (issue 30), as console_line prints it.
+  // A worst row above its tolerance, as console_line prints it.
   std::string worst;
   if (e.contains("worst_row") && e["worst_row"].is_object() && num("worst_row_err") > num("row_tolerance"))
     worst = worst_row_text(num("worst_row_err"), e["worst_row"].value("b", std::int64_t{0}),

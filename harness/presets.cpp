@@ -18,7 +18,7 @@ mask_spec m(const char* s) { return parse_mask(s); }
 
 sweep_group group(std::string name, sweep_axes a) { return {std::move(name), std::move(a)}; }
 
-// fp8 beside bf16 (issue 16) on the same shapes, one dtype per group so that no
+// fp8 beside bf16 (docs/cpu.md) on the same shapes, one dtype per group so that no
 // row meets a dtype it does not claim: cpu flash2 (it claims both) at CPU
 // sizes; cuda flash3 (bf16) and flash3_fp8 (e4m3) at hd 64/128/256 with the
 // issue's target (hd 128, non-causal, N >= 4k) among the lengths. Each group
@@ -133,7 +133,7 @@ sweep_spec quick() {
                 m("causal+global:16")};
   s.groups.push_back(group("masks", masks));
 
-  // Block-sparse density (issue 15): BigBird random blocks, r of the 16 key
+  // Block-sparse density (docs/masks.md): BigBird random blocks, r of the 16 key
   // blocks per query block (density r / 16), beside dense none for the speedup.
   sweep_axes density;
   density.seq = {1024};
@@ -200,7 +200,7 @@ sweep_spec full() {
                 m("causal+global:64")};
   s.groups.push_back(group("masks", masks));
 
-  // Block-sparse density (issue 15): r of the 32 key blocks of 256 keys per
+  // Block-sparse density (docs/masks.md): r of the 32 key blocks of 256 keys per
   // query block, density 1/32 .. 1 (r = 16 is the largest r: 1/2), dense none.
   sweep_axes density;
   density.seq = {8192};

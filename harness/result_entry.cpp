@@ -25,7 +25,7 @@ std::string console_line(const result_entry& r, bool profiled) {
   const std::string e2e = have_err && std::isfinite(m.val.e2e_rel_err) && m.val.e2e_rel_err != m.val.rel_err
                               ? fmt::format(" (e2e {:.1e})", m.val.e2e_rel_err)
                               : "";
-  // A worst row above its tolerance (issue 30): where, as entry_line prints it from the JSON.
+  // A worst row above its tolerance: where, as entry_line prints it from the JSON.
   const validation_result& v = m.val;
   const std::string worst =
       v.checked && v.worst_row >= 0 && std::isfinite(v.worst_row_err) && v.worst_row_err > v.row_tolerance

@@ -18,7 +18,7 @@
 // in memory, so the final file needs no re-read.
 // The header's context may carry more than the identity (header_context): the
 // sweep puts its device and ceilings there, so a resumed sweep reuses the
-// ceilings instead of measuring them again (issue 21).
+// ceilings instead of measuring them again.
 #pragma once
 
 #include <nlohmann/json.hpp>

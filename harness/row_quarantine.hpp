@@ -1,4 +1,4 @@
-// Crash isolation per row (issue 21). A configuration that hangs the device (a wait
+// Crash isolation per row. A configuration that hangs the device (a wait
 // past its deadline: device_watchdog.hpp), crashes the process (a signal:
 // crash_guard.hpp) or poisons the CUDA context (a sticky error) is logged as failed
 // with the field "row_fault": "timeout", "crash" or "device_error". Its row is then

@@ -30,7 +30,7 @@ struct validation_result {
   std::int64_t checked_rows = 0;  // rows compared with the fp64 reference (the sample)
   double tolerance = 0;
   bool err_ok = false;  // no bad element, rel_err <= tolerance and worst_row_err <= row_tolerance
-  // The check of every output (issue 30, validation.hpp): every row scanned; rows_checked
+  // The check of every output (validation.hpp): every row scanned; rows_checked
   // rows with a measured error (every row against the backend's fp32 reference, or the
   // fp64 sample alone when that reference did not fit); the worst of them.
   std::int64_t rows_total = 0;  // B * H * Nq
@@ -72,6 +72,7 @@ struct measurement {
   bool sticky = false;        // failed with a sticky backend error: the process must end
   validation_result val;
   timing_result time;
+  std::vector<phase_time> phases;  // runner::phase_times() after timing: every run's phase seconds summed
 };
 
 struct time_stats {

@@ -1,6 +1,6 @@
 // Host tensors: deterministic random inputs, rounding to a dtype (e4m3:
-// per-tensor quantisation with recorded scales), row sampling for validation,
-// and the error metric every check uses.
+// per-tensor quantisation with recorded scales) and row sampling for validation. The error
+// metric every check uses and the tolerances are in error_metrics.hpp (included here).
 #pragma once
 
 #include <array>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/variant.hpp"
+#include "harness/error_metrics.hpp"
 
 namespace attnbench {
 
@@ -19,12 +20,12 @@ namespace attnbench {
 float round_to(dtype t, float x);
 
 // Q, K, V ~ N(0, 1) in fp32 from a seed, not rounded (the "originals"; same
-// seed, same values for every dtype); scales 1. The seed rule (since issue 21):
+// seed, same values for every dtype); scales 1. The seed rule (blocks, so that inputs generate in parallel):
 // element i of tensor t (q 0, k 1, v 2) is drawn in block i / input_block_elems of
 // that tensor by std::normal_distribution<float> on a std::mt19937_64 seeded with
 // input_block_seed(seed, t, block), restarted per block; the blocks are generated in
-// parallel (OpenMP) and the values do not depend on the thread count. (Before issue 21
-// one generator drew q, k, v in turn: other values for the same seed.)
+// parallel (OpenMP) and the values do not depend on the thread count. (Files from before this
+// rule drew q, k, v from one generator in turn: other values for the same seed.)
 inline constexpr std::int64_t input_block_elems = std::int64_t{1} << 16;
 std::uint64_t input_block_seed(std::uint64_t seed, int tensor, std::int64_t block);
 host_inputs make_original_inputs(const problem& p, std::uint64_t seed = 1234);
@@ -39,7 +40,7 @@ host_inputs make_inputs(const problem& p, std::uint64_t seed = 1234);
 
 // The fp32 originals of a sweep's shapes (B, H, Hkv, Nq, Nkv, d; not dtype, mask or
 // tiles), generated once and shared by every dtype of a shape: a sweep's dtype axis is
-// outermost, so a shape comes back once per dtype (issue 21). Given the problems in run
+// outermost, so a shape comes back once per dtype. Given the problems in run
 // order, it keeps a shape's originals while a later position still uses it and at most
 // `max_kept_bytes` in all (beyond that a shape is generated again when it comes back).
 class originals_store {
@@ -78,33 +79,5 @@ std::vector<float> dequantize_e4m3(std::span<const std::uint8_t> codes, float sc
 // row i < global (those see every key).
 std::vector<std::int64_t> sample_rows(const problem& p, std::int64_t max_rows, std::uint64_t seed = 7);
 std::vector<std::int64_t> all_rows(const problem& p);
-
-struct error_report {
-  double rel_l2 = 0;                // ||O - ref||_2 / ||ref||_2 over the checked rows (abs L2 if ref is 0)
-  double max_abs = 0;               // max |O - ref|
-  double lse_max_abs = 0;           // max |lse - ref_lse| over finite entries (0 when not checked)
-  std::int64_t nonfinite = 0;       // NaN/inf in O (or lse where ref is finite): never passes
-  std::int64_t first_bad_row = -1;  // first row holding the max error or a non-finite value
-  // The worst row: max over the checked rows without a non-finite value of the row's
-  // ||O_r - ref_r||_2 / ||ref_r||_2 (||O_r - ref_r|| when ref_r is 0), and its flat row.
-  double worst_row_err = 0;
-  std::int64_t worst_row = -1;
-  bool ok(double tol) const { return nonfinite == 0 && rel_l2 <= tol; }
-};
-
-// Compares rows of `o` (full [B,H,Nq,d] output) against reference rows.
-// ref_o holds rows.size() * d values; ref_lse rows.size() values or empty.
-error_report compare_rows(const problem& p, std::span<const float> o, std::span<const float> lse,
-                          std::span<const std::int64_t> rows, std::span<const double> ref_o,
-                          std::span<const double> ref_lse);
-
-// What a sweep holds each gradient's relative-L2 error to (bwd, fwd_bwd), derived in
-// tensors.cpp.
-double grad_tolerance(dtype t);
-// Relative-L2 tolerance used by sweeps to flag a result (tests use their own);
-// e4m3: 2^-4, derived in tensors.cpp.
-double sweep_tolerance(dtype t);
-// What a sweep holds the worst row's relative error to (issue 30), derived in tensors.cpp.
-double row_tolerance(dtype t);
 
 }  // namespace attnbench

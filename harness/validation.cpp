@@ -213,7 +213,7 @@ validation_run validate(backend& be, runner& r, const configuration& c, referenc
   v.checked_rows = static_cast<std::int64_t>(ref.rows.size());
   v.tolerance = sweep_tolerance(c.p.type);
 
-  // Every output (issue 30): where the backend keeps them, else on the host copy.
+  // Every output: where the backend keeps them, else on the host copy.
   const problem& p = c.p;
   const std::vector<std::uint8_t>& empty = cache.rows_without_keys(p);
   std::optional<full_check> f = be.check_outputs(r, cache.inputs(p), c.row->math, empty);

@@ -1,5 +1,5 @@
 // Validation: one run of a prepared runner on poisoned outputs, then
-//  - every output checked (issue 30): every element of O and lse scanned for bad
+//  - every output checked: every element of O and lse scanned for bad
 //    values (non-finite, or an lse other than -inf in a row without keys), and every
 //    row's relative error against an fp32 reference of all rows -- on the device by the
 //    cuda backend (backend::check_outputs, harness/cuda/device_check.hpp), on the host

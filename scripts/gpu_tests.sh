@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the GPU test binary as one process (issue 21): CUDA, cuBLAS and cuDNN start once,
+# Runs the GPU test binary as one process: CUDA, cuBLAS and cuDNN start once,
 # not once per test as ctest's one-process-per-test would (~100 tests). Every device wait
 # of the tests has a deadline ($ATTNBENCH_WAIT_TIMEOUT_S, tests/gpu/gpu_test_util.hpp); a
 # test whose kernel hangs ends the binary with status 3 ("ATTNBENCH_TIMEOUT <test>"), one

@@ -31,7 +31,7 @@ Subcommands:
   check-mufu             every kernel matching --require (default: `exp2_chains`, the exp
                          ceiling's kernel) must issue MUFU.EX2 (the multi-function unit's
                          exp2: what ex2.approx compiles to) in its SASS for every arch it was
-                         built for, and no other MUFU function (issue 23: the exp ceiling
+                         built for, and no other MUFU function (the exp ceiling
                          measures the unit the attention kernels' exp2 runs on).
 
 Dynamic shared memory is chosen at launch, so it is not in ptxas's report: the

@@ -7,7 +7,18 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
     forced through torch.nn.attention.sdpa_kernel (torch_sdpa_flash, _efficient, _cudnn,
     _math); FlexAttention (torch_flex, compiled; block masks for causal / local / global;
     compile time excluded from the timing and reported as compile_ms);
-  - flash-attn (flash_attn_func) and FlashInfer (single_prefill_with_kv_cache) when importable.
+  - flash-attn (flash_attn_func) and FlashInfer (single_prefill_with_kv_cache) when importable;
+  - the PyPI approximations beside attnbench's comparison rows (docs/approximations.md), on the
+    CPU, fp32, forward, on the problems where the sweep ran the matching row: performer-pytorch's
+    FastAttention (pypi_performer: 256 features), linformer's LinformerSelfAttention
+    (pypi_linformer: k = min(256, Nkv), its Q/K/V/out layers replaced by identities so it attends
+    over the given Q, K, V) and routing-transformer's KmeansAttention (pypi_routing: c =
+    round(sqrt(Nkv)) clusters, windows ceil(N / c), its k-means centroids initialised from the
+    first call's Q and K, outside the timing, and never updated: eval mode). Their random
+    features, projections and centroids are their own, so no fp64 check of the same
+    approximation exists here: the entry carries approx_err_vs_exact (relative L2 to exact fp64
+    softmax attention, as attnbench's rows do), rel_err and err_ok are null, and its flops and
+    bytes are the attnbench row's model of the same problem (bytes_model "attnbench:<row>").
 The backward (issue 24, docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
 (default dispatch) times torch.autograd.grad of SDPA's output for dO: bwd from one forward run
 outside the timed calls (retain_graph), fwd_bwd the forward and the backward in one call;
@@ -56,7 +67,13 @@ ATTNBENCH_BACKENDS = ("cpu", "cuda")
 # (backend, variant) in the order they run; `--variants` selects among them.
 VARIANTS = (("torch", "torch_sdpa"), ("torch", "torch_sdpa_flash"), ("torch", "torch_sdpa_efficient"),
             ("torch", "torch_sdpa_cudnn"), ("torch", "torch_sdpa_math"), ("torch", "torch_flex"),
-            ("flash_attn", "flash_attn"), ("flashinfer", "flashinfer"))
+            ("flash_attn", "flash_attn"), ("flashinfer", "flashinfer"),
+            ("performer_pytorch", "pypi_performer"), ("linformer", "pypi_linformer"),
+            ("routing_transformer", "pypi_routing"))
+# The PyPI approximations: variant -> (distribution, the attnbench row whose problems and model they take).
+APPROX_PEERS = {"pypi_performer": ("performer-pytorch", "performer"), "pypi_linformer": ("linformer", "linformer"),
+                "pypi_routing": ("routing-transformer", "routing")}
+SEED_APPROX = 26
 SEED_INPUTS, SEED_ROWS = 1234, 7
 PASSES = ("fwd", "bwd", "fwd_bwd")  # docs/backward.md
 
@@ -331,6 +348,26 @@ def sample_rows(p: Problem, max_rows: int, seed: int = SEED_ROWS) -> np.ndarray:
     while len(picked) < max_rows:
         picked.add(int(rng.integers(0, rows)))
     return np.array(sorted(picked), dtype=np.int64)
+
+
+def row_models(path: str) -> dict[tuple, dict]:
+    """(problem key, attnbench row) -> that entry's model figures, for the approximation peers."""
+    _, entries = read_sweep(path)
+    out: dict[tuple, dict] = {}
+    rows = {row for _, row in APPROX_PEERS.values()}
+    for e in entries:
+        if not isinstance(e, dict) or e.get("peer") or e.get("variant") not in rows:
+            continue
+        if not (finite_number(e.get("flops")) and finite_number(e.get("bytes"))):
+            continue
+        try:
+            p = Problem(group="", dtype=str(e["dtype"]), **{k: int(e[k]) for k in ("B", "H", "Hkv", "Nq", "Nkv", "d")},
+                        mask=str(e["mask"]), pass_=str(e.get("pass", "fwd")))
+        except (KeyError, TypeError, ValueError):
+            continue  # problems_of() has already refused a bad entry
+        out[(p.key, e["variant"])] = {"flops": float(e["flops"]), "bytes": float(e["bytes"]),
+                                      "flops_executed": e.get("flops_executed")}
+    return out
 
 
 def reference_rows(p: Problem, q, k, v, rows: np.ndarray):
@@ -725,6 +762,12 @@ def library_versions() -> dict[str, Optional[str]]:
             out[mod] = __import__(mod).__version__
         except Exception:  # noqa: BLE001 - absent or broken: recorded as null
             out[mod] = None
+    import importlib.metadata
+    for dist, _ in APPROX_PEERS.values():
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
     return out
 
 
@@ -739,8 +782,123 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
             return not_run(e, "skipped", f"peers.py times the backward of torch_sdpa (default dispatch) only, "
                                          f"not {variant}")
         return _run_backward(peers, p, inputs, args, timer, evictor, e)
+    if variant in APPROX_PEERS:
+        return _run_approx(peers, variant, p, inputs, args, evictor, e)
     with peers.backend_scope(variant):
         return _run_one(peers, variant, p, inputs, ref_cache, args, timer, evictor, e)
+
+
+def _heads(p: Problem, k, v):
+    """K and V with a head per query head (the PyPI approximations take no GQA)."""
+    g = p.H // p.Hkv
+    return (k, v) if g == 1 else (k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1))
+
+
+def approx_call(variant: str, p: Problem, q, k, v) -> Callable[[], Any]:
+    """The PyPI approximation's call returning O [B, H, Nq, d]; Unsupported when it cannot run p."""
+    import torch
+    causal = p.m.kind == "causal" and not p.m.global_
+    if p.m.kind == "local" or p.m.global_:
+        raise Unsupported(f"{variant} has masks none and causal only, not '{p.mask}'")
+    torch.manual_seed(SEED_APPROX)  # their own random features, projections, centroids: fixed per run
+    k, v = _heads(p, k, v)
+    if variant == "pypi_performer":
+        from performer_pytorch import FastAttention
+        if causal and p.Nq != p.Nkv:
+            raise Unsupported("performer-pytorch's causal prefix sums take Nq == Nkv only")
+        att = FastAttention(dim_heads=p.d, nb_features=256, causal=causal).eval()
+        return lambda: _no_grad(att, q, k, v)
+    if variant == "pypi_linformer":
+        from linformer import LinformerSelfAttention
+        if causal:
+            raise Unsupported("Linformer mixes every key position (E^T K): no causal mask")
+        width = p.H * p.d
+        att = LinformerSelfAttention(dim=width, seq_len=p.Nkv, k=min(256, p.Nkv), heads=p.H, dim_head=p.d).eval()
+        att.to_q, att.to_out = torch.nn.Identity(), torch.nn.Identity()
+        att.to_k, att.to_v = _Columns(0, width), _Columns(width, 2 * width)
+        x = q.transpose(1, 2).reshape(p.B, p.Nq, width)
+        ctx = torch.cat((k, v), dim=3).transpose(1, 2).reshape(p.B, p.Nkv, 2 * width)
+        return lambda: _no_grad(att, x, context=ctx).reshape(p.B, p.Nq, p.H, p.d).transpose(1, 2)
+    if variant == "pypi_routing":
+        from routing_transformer.routing_transformer import KmeansAttention
+        if causal and p.Nq != p.Nkv:
+            raise Unsupported("routing-transformer's causal mask compares positions top-left aligned: Nq == Nkv only")
+        c = max(1, round(math.sqrt(p.Nkv)))
+        att = KmeansAttention(c, -(-p.Nq // c), p.H, p.d, causal=causal, receives_context=True,
+                              context_window_size=-(-p.Nkv // c)).eval()
+        _no_grad(att, q, k, v)  # its k-means initialisation from this call's Q and K, untimed
+        return lambda: _no_grad(att, q, k, v)[0]
+    raise ValueError(variant)
+
+
+def _no_grad(module, *a, **kw):
+    import torch
+    with torch.inference_mode():
+        return module(*a, **kw)
+
+
+def _columns_module():
+    import torch
+
+    class Columns(torch.nn.Module):
+        """x[..., lo:hi]: linformer's to_k / to_v reading K or V from the packed context."""
+
+        def __init__(self, lo: int, hi: int):
+            super().__init__()
+            self.lo, self.hi = lo, hi
+
+        def forward(self, x):
+            return x[..., self.lo:self.hi]
+
+    return Columns
+
+
+def _Columns(lo: int, hi: int):
+    return _columns_module()(lo, hi)
+
+
+def _run_approx(peers: Peers, variant: str, p: Problem, inputs, args: argparse.Namespace,
+                evictor: Optional[CpuEvictor], e: dict) -> dict:
+    """A PyPI approximation: the attnbench row's model, the distance to exact attention, no check."""
+    dist, row = APPROX_PEERS[variant]
+    model = args.row_models.get((p.key, row))
+    e.update(approx_err_vs_exact=None, approx_check=f"none: {dist} draws its own random parameters; "
+             "approx_err_vs_exact is its distance to exact fp64 softmax attention")
+    if peers.device != "cpu":
+        return not_run(e, "skipped", f"{variant} runs on the CPU here (the comparison rows are CPU only)")
+    if model is None:
+        return not_run(e, "skipped", f"the sweep ran no attnbench '{row}' on this problem (the comparison groups "
+                                     f"run it): {variant} takes its problems and model")
+    if p.dtype != "fp32":
+        return not_run(e, "skipped", f"{variant} runs fp32 only, as attnbench's '{row}'")
+    e.update(flops=model["flops"], flops_executed=model["flops_executed"], bytes=model["bytes"],
+             bytes_model=f"attnbench:{row}", intensity=model["flops"] / model["bytes"] if model["bytes"] else None)
+    q, k, v = inputs
+    try:
+        fn = approx_call(variant, p, q, k, v)
+        t0 = time.perf_counter()
+        o = fn()
+        first_s = time.perf_counter() - t0
+    except Unsupported as u:
+        return not_run(e, "skipped", str(u))
+    except ImportError as x:
+        return not_run(e, "skipped", f"{dist} not importable ({type(x).__name__}: {one_line(str(x))}; "
+                                     "scripts/requirements.txt installs it)")
+    except Exception as x:  # noqa: BLE001 - a library's API or build problem: this entry fails, not the run
+        return not_run(e, "failed", f"{type(x).__name__}: {one_line(str(x))}")
+    if tuple(o.shape) != (p.B, p.H, p.Nq, p.d):
+        return not_run(e, "failed", f"output shape {tuple(o.shape)}, expected {(p.B, p.H, p.Nq, p.d)}")
+    rows = sample_rows(p, validation_rows(p))
+    val = compare(p, o, rows, reference_rows(p, q, k, v, rows))
+    if val["rel_err"] is None:  # NaN never passes
+        return not_run(e, "failed", "non-finite outputs")
+    e["approx_err_vs_exact"] = val["rel_err"]
+    e["checked_rows"] = val["checked_rows"]
+    try:
+        t = time_cpu(fn, args.reps, args.rep_time, first_s, evictor)
+    except Exception as x:  # noqa: BLE001
+        return not_run(e, "failed", f"while timing: {type(x).__name__}: {one_line(str(x))}")
+    return timed(e, t, {})
 
 
 def reference_grads(p: Problem, q, k, v, d_o):
@@ -979,7 +1137,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     torch.set_num_threads(threads)
     versions = library_versions()
     library = {"torch": f"torch {versions['torch']}", "flash_attn": f"flash_attn {versions['flash_attn']}",
-               "flashinfer": f"flashinfer {versions['flashinfer']}"}
+               "flashinfer": f"flashinfer {versions['flashinfer']}",
+               **{dist.replace("-", "_"): f"{dist} {versions[dist]}" for dist, _ in APPROX_PEERS.values()}}
+    args.row_models = row_models(args.problems)
     timer = CudaTimer() if device == "cuda" and not cuda_missing else None
     sweep_flush = (sweep_ctx.get("timing") or {}).get("l2_flush") if isinstance(sweep_ctx.get("timing"), dict) else None
     cold = args.cpu_cache == "cold" or (args.cpu_cache == "auto" and sweep_flush not in (None, "none"))
@@ -1022,6 +1182,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                 e = run_one(peers, backend, variant, p, inputs, ref_cache, args, library[backend], timer, evictor)
                 entries.append(e)
                 err = e["rel_err"] if e.get("pass", "fwd") == "fwd" else e.get("grad_err")
+                if e["status"] == "ok" and e.get("approx_err_vs_exact") is not None:
+                    print(f"{PROG}: [{n + 1}/{len(problems)}] {e['name']} {e['time_ms']:.4g} ms "
+                          f"{e['tflops']:.3g} TFLOP/s distance to exact {e['approx_err_vs_exact']:.2g} "
+                          "(no check of the same approximation)", file=sys.stderr)
+                    continue
                 shown = (f"{e['time_ms']:.4g} ms {e['tflops']:.3g} TFLOP/s err {err:.1e}"
                          f"{'' if e['err_ok'] else ' ABOVE TOLERANCE'}"
                          if e["status"] == "ok" and err is not None
@@ -1048,7 +1213,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         f.write("\n")
     os.replace(tmp, args.out)
     counts = {s: sum(1 for e in entries if e["status"] == s) for s in ("ok", "skipped", "failed")}
-    bad = sum(1 for e in entries if e["status"] == "ok" and not e["err_ok"])
+    bad = sum(1 for e in entries if e["status"] == "ok" and e["err_ok"] is False)
     print(f"{PROG}: {len(problems)} problems, {counts['ok']} ok ({bad} above tolerance), {counts['skipped']} skipped, "
           f"{counts['failed']} failed in {time.perf_counter() - t_start:.0f} s -> {args.out}", file=sys.stderr)
     return 0

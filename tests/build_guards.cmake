@@ -6,7 +6,7 @@
 add_test(NAME static.emu_processor_guard
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/emu_processor_guard.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/emu_processor_guard)
-set_tests_properties(static.emu_processor_guard PROPERTIES LABELS "cpu;static" TIMEOUT 180)
+set_tests_properties(static.emu_processor_guard PROPERTIES LABELS "nogpu;static" TIMEOUT 180)
 
 # The negative controls survive any reformat (tests/emu/mutate.cmake): a copy of the tree with
 # kernels/ and tests/emu reformatted to another style configures with the same mutants; a
@@ -14,9 +14,9 @@ set_tests_properties(static.emu_processor_guard PROPERTIES LABELS "cpu;static" T
 add_test(NAME static.mutations_survive_format
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/mutations_survive_format.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/mutations_survive_format)
-set_tests_properties(static.mutations_survive_format PROPERTIES LABELS "cpu;static" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(static.mutations_survive_format PROPERTIES LABELS "nogpu;static" TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # Every C++/CUDA source is formatted (scripts/format.sh --check; .clang-format, docs/style.md);
 # the control: a badly formatted file is reported. ~3 s.
 add_test(NAME static.clang_format COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/static/clang_format.sh ${CMAKE_SOURCE_DIR})
-set_tests_properties(static.clang_format PROPERTIES LABELS "cpu;static" TIMEOUT 120 SKIP_RETURN_CODE 77)
+set_tests_properties(static.clang_format PROPERTIES LABELS "nogpu;static" TIMEOUT 120 SKIP_RETURN_CODE 77)

@@ -38,10 +38,10 @@ foreach(item ${bad_inputs})
   string(SUBSTRING "${item}" ${start} -1 args)
   separate_arguments(args UNIX_COMMAND "${args}")
   add_test(NAME cli_bad_input_${name} COMMAND bash ${cli_dir}/expect_bad_input.sh ${attnbench_bin} ${args})
-  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endforeach()
 
-# Issue 12: "name|the text the one line must contain|args". Inputs are written here.
+# Bad input, each a one-line error: "name|the text the one line must contain|args". Inputs are written here.
 set(bad_dir ${CMAKE_CURRENT_BINARY_DIR}/cli_bad)
 file(MAKE_DIRECTORY ${bad_dir} ${bad_dir}/a_directory)
 string(REPEAT "[" 1000000 deep_open)
@@ -60,11 +60,11 @@ file(WRITE ${bad_dir}/weird_status.json
 file(WRITE ${bad_dir}/time_string.json
      "{\"context\": {}, \"benchmarks\": [{\"name\": \"x\", \"status\": \"ok\", \"time_ms\": \"fast\", ${ok_entry}}]}")
 file(WRITE ${bad_dir}/sweep_deep.json "${deep_open}${deep_close}")
-# Block layouts (issue 15): float32 instead of 0/1 bytes, and a 2 x 2 uint8 layout.
+# Block layouts: float32 instead of 0/1 bytes, and a 2 x 2 uint8 layout.
 execute_process(COMMAND python3 ${cli_dir}/make_layouts.py ${bad_dir})
-# e4m3 codes (issue 16): valid uint8 codes, NaN codes 0x7F/0xFF, a float32 tensor to mix in.
+# e4m3 codes: valid uint8 codes, NaN codes 0x7F/0xFF, a float32 tensor to mix in.
 execute_process(COMMAND python3 ${cli_dir}/make_fp8_inputs.py ${bad_dir})
-# Shapes (issue 22): a Q with a zero-length axis beside valid K/V.
+# Shapes: a Q with a zero-length axis beside valid K/V.
 execute_process(COMMAND python3 ${cli_dir}/make_shape_inputs.py ${bad_dir})
 file(WRITE ${bad_dir}/sweep_unknown_key.json "{\"name\": \"s\", \"grups\": [], \"groups\": [{\"seq\": 64}]}")
 file(WRITE ${bad_dir}/sweep_duplicate_axis.json "{\"groups\": [{\"seq\": 64, \"seq\": 128}]}")
@@ -149,39 +149,39 @@ foreach(item ${bad_inputs_named})
   separate_arguments(args UNIX_COMMAND "${args}")
   add_test(NAME cli_bad_input_${name}
            COMMAND bash ${cli_dir}/expect_bad_input.sh --names "${needle}" ${attnbench_bin} ${args})
-  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_bad_input_${name} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endforeach()
 
 # A pathological --filter finishes at once (RE2: linear time).
 add_test(NAME cli_filter_linear_time
          COMMAND ${attnbench_bin} sweep --backend cpu --preset full --filter "(.*)*Z" --dry-run)
-set_tests_properties(cli_filter_linear_time PROPERTIES LABELS "cpu;cli" TIMEOUT 10)
+set_tests_properties(cli_filter_linear_time PROPERTIES LABELS "nogpu;cli" TIMEOUT 10)
 
 # Resume guard (sweep identity, schema, lock) and full-disk writes (tmpfs; skips when not root).
 add_test(NAME cli_resume_guard COMMAND bash ${cli_dir}/resume_guard.sh ${attnbench_bin}
                                        ${CMAKE_CURRENT_BINARY_DIR}/cli_resume_guard)
 add_test(NAME cli_disk_full COMMAND bash ${cli_dir}/disk_full.sh ${attnbench_bin}
                                     ${CMAKE_CURRENT_BINARY_DIR}/cli_disk_full)
-set_tests_properties(cli_resume_guard cli_disk_full PROPERTIES LABELS "cpu;cli" TIMEOUT 120)
+set_tests_properties(cli_resume_guard cli_disk_full PROPERTIES LABELS "nogpu;cli" TIMEOUT 120)
 set_tests_properties(cli_disk_full PROPERTIES SKIP_RETURN_CODE 77)
 
 add_test(NAME cli_list COMMAND ${attnbench_bin} list --backend cpu)
 # The backward on users' tensors (docs/backward.md): dQ, dK, dV written.
 add_test(NAME cli_run_bwd
          COMMAND bash -c "$<TARGET_FILE:attnbench> run --variant flash2 --backend cpu --pass bwd --mask causal --q ${bad_dir}/kv_1x2x8x16.npy --k ${bad_dir}/kv_1x2x8x16.npy --v ${bad_dir}/kv_1x2x8x16.npy --do ${bad_dir}/kv_1x2x8x16.npy --dq ${bad_dir}/bwd_dq.npy --dk ${bad_dir}/bwd_dk.npy --dv ${bad_dir}/bwd_dv.npy && test -s ${bad_dir}/bwd_dq.npy && test -s ${bad_dir}/bwd_dk.npy && test -s ${bad_dir}/bwd_dv.npy")
-set_tests_properties(cli_run_bwd PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+set_tests_properties(cli_run_bwd PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 add_test(NAME cli_dry_run_quick COMMAND ${attnbench_bin} sweep --backend cpu --preset quick --dry-run)
 add_test(NAME cli_kill_and_resume
          COMMAND bash ${cli_dir}/kill_resume.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_kill_resume)
-set_tests_properties(cli_list cli_dry_run_quick cli_kill_and_resume PROPERTIES LABELS "cpu;cli" TIMEOUT 300)
+set_tests_properties(cli_list cli_dry_run_quick cli_kill_and_resume PROPERTIES LABELS "nogpu;cli" TIMEOUT 300)
 
 # The presets list every CUDA row without a device (a dry run opens no backend).
 if(ATTNBENCH_WITH_CUDA)
   foreach(preset quick decode)
     add_test(NAME cli_cuda_dry_run_${preset}
              COMMAND ${attnbench_bin} sweep --preset ${preset} --backend cuda --dry-run)
-    set_tests_properties(cli_cuda_dry_run_${preset} PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+    set_tests_properties(cli_cuda_dry_run_${preset} PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
   endforeach()
   set_tests_properties(cli_cuda_dry_run_quick PROPERTIES PASS_REGULAR_EXPRESSION
     "flash2/cuda/bf16/[^\n]* run\n.*sparse/cuda/[^\n]* run\n.*flash2_gqa_packed/cuda/[^\n]* run")
@@ -189,7 +189,7 @@ if(ATTNBENCH_WITH_CUDA)
     "flash2_splitkv/cuda/[^\n]*Nkv:131072[^\n]* run")
 endif()
 
-# A CPU-only run maps no CUDA library (issue 14): the CUDA backend is a module loaded on
+# A CPU-only run maps no CUDA library: the CUDA backend is a module loaded on
 # demand (harness/cuda_module.hpp). The control: `list` loads the module, and the same
 # check must see libcudart there.
 set(ab_nocuda_work ${CMAKE_CURRENT_BINARY_DIR}/cli_cuda_libs)
@@ -200,11 +200,11 @@ add_test(NAME cli_no_cuda_libs_sweep
          COMMAND bash ${cli_dir}/cuda_libs.sh absent ${attnbench_bin} ${ab_nocuda_work}/sweep
                  sweep --backend cpu --variant naive --seq 64 --heads 1 --head-dim 32 --reps 1 --no-ceilings
                  --out r.json)
-set_tests_properties(cli_no_cuda_libs_run cli_no_cuda_libs_sweep PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+set_tests_properties(cli_no_cuda_libs_run cli_no_cuda_libs_sweep PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 if(ATTNBENCH_WITH_CUDA)
   add_test(NAME cli_no_cuda_libs_negative_control
            COMMAND bash ${cli_dir}/cuda_libs.sh present ${attnbench_bin} ${ab_nocuda_work}/list list)
-  set_tests_properties(cli_no_cuda_libs_negative_control PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_no_cuda_libs_negative_control PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endif()
 
 # The Slurm job scripts (scripts/slurm/) on a one-node Slurm cluster started by the test
@@ -213,10 +213,10 @@ endif()
 add_test(NAME cli_slurm_job_array
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_job_array.sh ${attnbench_bin} ${CMAKE_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_slurm_job_array)
-set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "cpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
+set_tests_properties(cli_slurm_job_array PROPERTIES LABELS "nogpu;cli;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
                      RESOURCE_LOCK slurm)
 
-# benchmarks/cpu_vs_mambapy.py on a small shape (issue 25): its outputs agree with mambapy's
+# benchmarks/cpu_vs_mambapy.py on a small shape: its outputs agree with mambapy's
 # (relative L2 <= 1e-4, measured 1.1e-7), which also checks that the script rebuilds attnbench's
 # scan parameters exactly; the negative control at tolerance 1e-9 must fail (exit 1), so the
 # comparison is live. Skipped (77) without torch and mambapy (scripts/setup.sh). ~5 s each.
@@ -228,6 +228,6 @@ foreach(kind agree control)
   add_test(NAME cli_mambapy_outputs_${kind}
            COMMAND bash -c "python3 -c 'import torch, mambapy' 2>/dev/null || exit 77; python3 $0/benchmarks/cpu_vs_mambapy.py --attnbench $1 --heads 2 --head-dim 16 --seq 100 --rounds 1 --repeat 1 --tolerance ${tol}"
                    ${CMAKE_SOURCE_DIR} ${attnbench_bin})
-  set_tests_properties(cli_mambapy_outputs_${kind} PROPERTIES LABELS "cpu;cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
+  set_tests_properties(cli_mambapy_outputs_${kind} PROPERTIES LABELS "nogpu;cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()
 set_tests_properties(cli_mambapy_outputs_control PROPERTIES PASS_REGULAR_EXPRESSION "outputs differ: relative L2")

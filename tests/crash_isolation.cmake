@@ -1,4 +1,4 @@
-# Issue 21: the first GPU run must not be wasted by one wrong kernel (docs/gpu.md).
+# The first GPU run must not be wasted by one wrong kernel (docs/gpu.md).
 #   cli_crash_isolation   a planted hang (the watchdog's polling against --wait-timeout) and a
 #                         planted crash (SIGSEGV) in one CPU row each: the sweep finishes every
 #                         other row, logs the two rows failed/skipped with their reasons, exits as
@@ -19,24 +19,24 @@
 add_test(NAME cli_crash_isolation
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/crash_isolation.sh $<TARGET_FILE:attnbench>
                  ${CMAKE_SOURCE_DIR}/scripts/resume_sweep.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_crash_isolation)
-set_tests_properties(cli_crash_isolation PROPERTIES LABELS "cpu;cli" TIMEOUT 120)
+set_tests_properties(cli_crash_isolation PROPERTIES LABELS "nogpu;cli" TIMEOUT 120)
 
 add_test(NAME cli_gpu_tests_restart
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/gpu_tests_restart.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_gpu_tests_restart)
-set_tests_properties(cli_gpu_tests_restart PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+set_tests_properties(cli_gpu_tests_restart PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 
 if(ATTNBENCH_WITH_CUDA AND TARGET attnbench_cudnn)
   add_test(NAME cli_cudnn_absent
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/cudnn_absent.sh $<TARGET_FILE:attnbench>
                    ${CMAKE_CURRENT_BINARY_DIR}/cli_cudnn_absent)
-  set_tests_properties(cli_cudnn_absent PROPERTIES LABELS "cpu;cli" TIMEOUT 60 SKIP_RETURN_CODE 77)
+  set_tests_properties(cli_cudnn_absent PROPERTIES LABELS "nogpu;cli" TIMEOUT 60 SKIP_RETURN_CODE 77)
 endif()
 
 if(ATTNBENCH_WITH_CUDA AND TARGET attnbench_gpu_tests)
   add_test(NAME cli_gpu_check_dry_run
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/gpu_check_dry_run.sh ${CMAKE_BINARY_DIR}
                    ${CMAKE_CURRENT_BINARY_DIR}/cli_gpu_check_dry_run)
-  set_tests_properties(cli_gpu_check_dry_run PROPERTIES LABELS "cpu;cli" TIMEOUT 240)
+  set_tests_properties(cli_gpu_check_dry_run PROPERTIES LABELS "nogpu;cli" TIMEOUT 240)
 endif()
 
 # The GPU test binary loads libattnbench_cudnn.so like attnbench does; the module's references
@@ -61,5 +61,5 @@ if(ATTNBENCH_WITH_CUDA)
   add_test(NAME cli_stale_cuda_module
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/stale_module.sh $<TARGET_FILE:attnbench>
                    $<TARGET_FILE:attnbench_module_abi_stale> $<TARGET_FILE:attnbench_module_abi_same>)
-  set_tests_properties(cli_stale_cuda_module PROPERTIES LABELS "cpu;cli" TIMEOUT 60)
+  set_tests_properties(cli_stale_cuda_module PROPERTIES LABELS "nogpu;cli" TIMEOUT 60)
 endif()

@@ -4,7 +4,7 @@
 # the fiber runtime; the PTX helpers of flash2 and flash3 take their host twins), against the
 # stand-in headers of tests/emu/include (CUDA runtime, fp16/bf16, cuBLAS). No
 # CUDA toolkit or GPU is needed, so it runs with ATTNBENCH_CUDA ON or OFF
-# (ctest label `cpu`):
+# (ctest label `nogpu`):
 #   emu.runtime         the emulator itself (deadlocks, launch checks, cuBLAS stand-in, poison)
 #   emu.tolerance       the fp16/bf16 tolerance cap of tests/gpu (issue 9 item 4)
 #   emu.unfused         tests/gpu/test_unfused.cpp, small shapes: naive, naive_gqa_expand, cublas_unfused
@@ -161,7 +161,7 @@ add_library(attnbench_emu_base OBJECT
             ${ab_emu_dir}/emu_cpu_rows_stub.cpp
             ${ab_emu_core} ${ab_emu_models} ${CMAKE_SOURCE_DIR}/kernels/registry.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/cuda_rows.cpp
-            ${ab_emu_references} ${CMAKE_SOURCE_DIR}/harness/tensors.cpp
+            ${ab_emu_references} ${CMAKE_SOURCE_DIR}/harness/tensors.cpp ${CMAKE_SOURCE_DIR}/harness/error_metrics.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_rows.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_plan.cpp
             ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_runner.cpp
@@ -218,7 +218,7 @@ ab_emu_exe(attnbench_emu_flash2 KIND flash2)
 set(ab_emu_env OMP_WAIT_POLICY=passive ${ab_emu_san_env})
 function(ab_emu_gtest name filter)
   add_test(NAME emu.${name} COMMAND attnbench_emu_tests --gtest_filter=${filter})
-  set_tests_properties(emu.${name} PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+  set_tests_properties(emu.${name} PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endfunction()
 if(ab_emu_san STREQUAL "thread")
   # That test plants a missing barrier on purpose (a race TSan reports); the
@@ -244,17 +244,17 @@ ab_emu_gtest(reference "CudaReferenceFp32.*")
 if(ab_emu_san STREQUAL "thread")
   # ~5 min together under TSan on 2 cores: only in the full TSan run
   # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them.
-  set_tests_properties(emu.unfused emu.flash1 emu.reference PROPERTIES LABELS "cpu;tsan_full")
+  set_tests_properties(emu.unfused emu.flash1 emu.reference PROPERTIES LABELS "nogpu;tsan_full")
 endif()
 foreach(group main decode)
   add_test(NAME emu.flash2_${group} COMMAND attnbench_emu_flash2 ${group})
 endforeach()
-set_tests_properties(emu.flash2_main emu.flash2_decode PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+set_tests_properties(emu.flash2_main emu.flash2_decode PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 # The injected faults are races by design (wait_one_less reads a tile another
 # thread copies later): not run under TSan.
 if(NOT ab_emu_san STREQUAL "thread")
   add_test(NAME emu.flash2_faults COMMAND attnbench_emu_flash2 --faults)
-  set_tests_properties(emu.flash2_faults PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+  set_tests_properties(emu.flash2_faults PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endif()
 
 # ---- sanitizer controls (sanitizer_controls.cpp) ---------------------------------
@@ -267,7 +267,7 @@ if(ab_emu_san)
   ab_emu_exe(attnbench_emu_san_controls KIND main SOURCES ${ab_emu_dir}/sanitizer_controls.cpp)
   function(ab_emu_control name mode report)
     add_test(NAME emu.${name} COMMAND attnbench_emu_san_controls ${mode})
-    set_tests_properties(emu.${name} PROPERTIES LABELS cpu TIMEOUT 60 ENVIRONMENT "${ab_emu_env}")
+    set_tests_properties(emu.${name} PROPERTIES LABELS nogpu TIMEOUT 60 ENVIRONMENT "${ab_emu_env}")
     if(report)
       set_tests_properties(emu.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${report}")
     endif()
@@ -314,7 +314,7 @@ function(ab_emu_negative name fam src from to kind)
   ab_emu_wrap(rest_wrapped ${rest})
   ab_emu_exe(attnbench_emu_neg_${name} KIND ${kind} SWAP_FAMILY ${fam} SWAP_SOURCE ${ab_emu_gen}/neg/${name}.cpp ${rest_wrapped})
   add_test(NAME emu.neg.${name} COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_neg_${name}> ${ARGN})
-  set_tests_properties(emu.neg.${name} PROPERTIES LABELS cpu TIMEOUT 300
+  set_tests_properties(emu.neg.${name} PROPERTIES LABELS nogpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
 endfunction()
 if(NOT ab_emu_san STREQUAL "thread")
@@ -352,7 +352,7 @@ if(NOT ab_emu_san STREQUAL "thread")
     ab_emu_oracle(attnbench_emu_hopper_oracle ${CMAKE_SOURCE_DIR})
     add_dependencies(attnbench_emu_checks attnbench_emu_hopper_oracle)
     add_test(NAME emu.hopper_oracle COMMAND attnbench_emu_hopper_oracle)
-    set_tests_properties(emu.hopper_oracle PROPERTIES LABELS cpu TIMEOUT 60)
+    set_tests_properties(emu.hopper_oracle PROPERTIES LABELS nogpu TIMEOUT 60)
     # Controls: the MN-major no-swizzle layout with LBO and SBO swapped (the
     # ISA's one asymmetric case), the swizzle row taken from address bit 6;
     # for 8-bit elements, 8 per 16-byte chunk (the 16-bit count) in the K-major
@@ -376,13 +376,13 @@ if(NOT ab_emu_san STREQUAL "thread")
       # Passes only on the oracle's own mismatch report (not on any failure,
       # e.g. a binary that did not build).
       add_test(NAME emu.neg.oracle_${cname} COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_oracle_neg_${cname}>)
-      set_tests_properties(emu.neg.oracle_${cname} PROPERTIES LABELS cpu TIMEOUT 60
+      set_tests_properties(emu.neg.oracle_${cname} PROPERTIES LABELS nogpu TIMEOUT 60
                            PASS_REGULAR_EXPRESSION "emulator [0-9]+, CuTe [0-9]+.*negative control OK")
     endforeach()
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ab_emu_dir}/emu_hopper_layout.hpp)
   else()
     add_test(NAME emu.hopper_oracle COMMAND sh -c "echo 'emu.hopper_oracle skipped: CuTe/CUTLASS headers (run scripts/setup.sh) or the CUDA toolkit include/cccl not found'; exit 77")
-    set_tests_properties(emu.hopper_oracle PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
+    set_tests_properties(emu.hopper_oracle PROPERTIES LABELS nogpu SKIP_RETURN_CODE 77)
   endif()
 endif()
 
@@ -454,4 +454,4 @@ cmake_language(DEFER DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} CALL ab_emu_coverage_
 add_test(NAME static.emu_covers_cuda_sources
          COMMAND sh -c "if [ -s \"$1\" ]; then echo 'CUDA sources the emulator does not run:'; cat \"$1\"; echo; exit 1; fi; echo ok" _
                  ${CMAKE_BINARY_DIR}/emu_uncovered_sources.txt)
-set_tests_properties(static.emu_covers_cuda_sources PROPERTIES LABELS "cpu;static")
+set_tests_properties(static.emu_covers_cuda_sources PROPERTIES LABELS "nogpu;static")

@@ -35,7 +35,7 @@ if(ATTNBENCH_WITH_CUDA)
   add_test(NAME static.sass_hmma
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-sass --build-dir ${CMAKE_BINARY_DIR})
   set_tests_properties(static.kernel_resources static.sass_hmma PROPERTIES LABELS static)
-  # The exp ceiling measures the multi-function unit (issue 23): its kernel must issue MUFU.EX2
+  # The exp ceiling measures the multi-function unit: its kernel must issue MUFU.EX2
   # (one object, ceiling_kernels.cu: ~1 s).
   add_test(NAME static.sass_mufu_ex2
            COMMAND ${Python3_EXECUTABLE} ${ab_kr_script} check-mufu --build-dir ${CMAKE_BINARY_DIR})

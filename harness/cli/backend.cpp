@@ -32,7 +32,7 @@ std::unique_ptr<backend> open_backend(backend_choice choice) {
 int cmd_ceilings(const std::vector<std::string>& args) {
   std::unique_ptr<backend> be = open_backend(parse_only_backend(args, "ceilings"));
   json c = be->context(true);
-  add_exp_ceilings(c, be->kind(), true);  // the exp rate beside bandwidth and GEMM peaks (issue 23)
+  add_exp_ceilings(c, be->kind(), true);  // the exp rate beside bandwidth and GEMM peaks
   json out = {{"backend", std::string(to_string(be->kind()))}};
   for (const char* k : {"device", "ceilings"})
     if (c.contains(k)) out[k] = c[k];

@@ -1,6 +1,6 @@
 // Kernels behind the measured ceilings: a 16-byte-access copy for bandwidth,
 // a random fill for the GEMM operands (never time on zeros) and independent
-// ex2.approx chains for the exp rate (issue 23).
+// ex2.approx chains for the exp rate.
 #include "harness/cuda/ceiling_kernels.hpp"
 
 #include <cmath>
@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(exp2_chain_threads) exp2_chains_kernel(float* 
 }
 
 // Grid-stride kernels: 32 blocks per SM. The SM count is asked of the device;
-// a failure is a backend_error, never a silent 1-SM grid (an understated copy
-// ceiling, issue 9 item 5).
+// a failure is a backend_error, never a silent 1-SM grid (an understated
+// copy ceiling).
 unsigned grid_for(std::int64_t n, int threads) {
   int dev = 0, sms = 0;
   ATTN_CUDA_CHECK(cudaGetDevice(&dev));

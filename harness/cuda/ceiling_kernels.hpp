@@ -19,7 +19,7 @@ void fill_uniform(void* ptr, dtype t, std::int64_t n, std::uint64_t seed, cudaSt
 // and stores, grid-stride; moves 2 * bytes through DRAM.
 void launch_copy16(const void* src, void* dst, std::size_t bytes, cudaStream_t st);
 
-// ---- the exp ceiling (issue 23) ----------------------------------------------------------
+// ---- the exp ceiling ---------------------------------------------------------------------
 // Each thread runs exp2_chains_per_thread independent chains x <- -2^x through
 // ex2.approx.ftz.f32 (f2::fast_exp2, the flash kernels' exp: MUFU.EX2 in SASS), so the
 // multi-function units always have independent work in flight, for `steps` steps, and

@@ -1,4 +1,4 @@
-// The cuda backend's check of every output (issue 30), outside the timed region:
+// The cuda backend's check of every output, outside the timed region:
 // every element of O and lse scanned on the device (kernels/cuda/reference/row_check.cuh)
 // and every row compared with the on-device fp32 reference (kernels/cuda/reference/
 // reference_device.cuh), computed once per problem (tiles aside) and kept on the device

@@ -189,7 +189,7 @@ std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_naive_backward_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse);
 
-// The scans (selective_scan.cpp, wkv.cpp; docs/alternatives.md). A fault plants a known bug
+// The scans (selective_scan.cpp, ssd.cpp, wkv.cpp, wkv6.cpp; docs/alternatives.md). A fault plants a known bug
 // for the negative controls of tests/cpu/test_scan_rows.cpp; rows run with none.
 enum class scan_fault {
   none,
@@ -201,15 +201,24 @@ std::unique_ptr<runner> make_selective_scan_runner(const problem& p, bool writes
                                                    scan_fault fault = scan_fault::none);
 std::unique_ptr<runner> make_wkv_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
 std::unique_ptr<runner> make_wkv6_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
+std::unique_ptr<runner> make_ssd_runner(const problem& p, bool writes_lse, scan_fault fault = scan_fault::none);
 
 // Defects a test plants in the approximation kernels (the negative controls of their
 // reference checks); the rows run `none`.
-enum class planted_defect { none, linformer_projection_transposed, performer_no_stabiliser, additive_tanh_identity };
+enum class planted_defect {
+  none,
+  linformer_projection_transposed,
+  performer_no_stabiliser,
+  additive_tanh_identity,
+  routing_wrong_cluster,  // cluster c's queries attend to cluster c + 1's keys
+};
 std::unique_ptr<runner> make_linformer_runner(const problem& p, bool writes_lse,
                                               planted_defect defect = planted_defect::none);
 std::unique_ptr<runner> make_performer_runner(const problem& p, bool writes_lse,
                                               planted_defect defect = planted_defect::none);
 std::unique_ptr<runner> make_additive_runner(const problem& p, bool writes_lse,
                                              planted_defect defect = planted_defect::none);
+std::unique_ptr<runner> make_routing_runner(const problem& p, bool writes_lse,
+                                            planted_defect defect = planted_defect::none);
 
 }  // namespace attnbench::cpu

@@ -1,7 +1,7 @@
 // The CPU rows of the registry: the only place CPU variants are declared.
 // Each algorithm lives in its own file (naive.cpp, naive_gqa_expand.cpp,
 // flash1.cpp, flash2.cpp, sparse.cpp, linear.cpp, flash2_splitkv.cpp, selective_scan.cpp, wkv.cpp,
-// wkv6.cpp, linformer.cpp, performer.cpp, additive.cpp); its model in
+// wkv6.cpp, linformer.cpp, performer.cpp, additive.cpp, routing.cpp); its model in
 // kernels/models/<algorithm>.cpp.
 #include <fmt/format.h>
 
@@ -48,6 +48,13 @@ std::int64_t performer_workspace(const problem& p) {
   const std::int64_t m = performer_features(p), states = p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1;
   return 4 * (p.d * m + (m * p.d + m) * p.B * p.Hkv * states + p.B * p.Hkv);
 }
+// The centroids, the index lists, each thread's gathered tiles and the head's accumulator.
+std::int64_t routing_workspace(const problem& p) {
+  const routing_shape rs = routing_shape_of(p);
+  const std::int64_t lists = rs.clusters * (p.B * p.Hkv * rs.wk + p.B * p.H * rs.wq);
+  const std::int64_t tiles = 2 * rs.wq * p.d + 2 * rs.wk * p.d + rs.wq * rs.wk + p.Nq * (p.d + 1);
+  return 4 * (rs.clusters * p.d + lists + cpu::max_threads() * tiles);
+}
 std::int64_t splitkv_workspace(const problem& p) { return cpu::splitkv_workspace_bytes(p); }
 std::int64_t linear_workspace(const problem& p) {
   return 4 * (p.d * p.d + p.d) * p.B * p.Hkv * (p.mask.kind == mask_kind::causal ? num_kv_tiles(p) : 1);
@@ -60,12 +67,25 @@ std::int64_t selective_scan_memory(const problem& p) {
   return io_bytes(p, false) + 4 * (width * (N + 2) + 2 * p.B * p.ngroups * p.Nkv * N) +
          4 * cpu::max_threads() * (4 * p.Bc * p.d + 2 * p.Bc * N + 2 * N * p.d + 5 * p.d);
 }
+std::int64_t ssd_memory(const problem& p) {
+  const std::int64_t Q = p.Bc, P = p.d, N = p.dstate;
+  return io_bytes(p, false) + 4 * (3 * p.H + p.B * p.H * p.Nkv + 2 * p.B * p.ngroups * p.Nkv * N) +
+         4 * cpu::max_threads() * (4 * Q * P + 2 * Q * N + N * P + Q * Q + 4 * Q);
+}
 std::int64_t wkv6_memory(const problem& p) {
   return io_bytes(p, false) + 4 * (p.q_elems() + p.H * p.d) +
          4 * cpu::max_threads() * (5 * p.Bc * p.d + p.d * p.d + 3 * p.d);
 }
 std::int64_t wkv_memory(const problem& p) {
   return io_bytes(p, false) + 4 * 2 * p.H * p.d + 4 * cpu::max_threads() * (3 * p.Bc * p.d + 5 * p.d);
+}
+
+// SSD's groups share B and C among whole heads (Mamba-2's ngroups): G must divide H.
+support ssd_check(const problem& p) {
+  if (support s = scan_support(p, false); !s.ok) return s;
+  if (p.H % p.ngroups != 0)
+    return support::no(fmt::format("G={} does not divide H={}: SSD's groups hold whole heads", p.ngroups, p.H));
+  return support::yes();
 }
 
 template <double (*executed)(const problem&), double (*bytes)(const problem&), double (*exps)(const problem&),
@@ -108,7 +128,7 @@ const capabilities fp32_softmax{.dtypes = {dtype::fp32}};
 // flash2 and sparse take the sparse terms (strided, random, layout, per-head
 // layouts: the element mask and the key-tile lists take the query head) through
 // core's is_visible and make_kv_tile_list. They also take bf16 and e4m3 inputs
-// (issue 16: fp8 beside bf16 on the CPU): computed in fp32, O rounded to bf16,
+// (fp8 beside bf16 on the CPU): computed in fp32, O rounded to bf16,
 // e4m3's P rounded as FA3's fp8 kernel rounds it (flash2.cpp, docs/cpu.md).
 const capabilities flash2_softmax{.dtypes = {dtype::fp32, dtype::bf16, dtype::e4m3},
                                   .masks = mask_all | mask_sparse_terms};
@@ -201,6 +221,18 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .make_runner = [](const problem& p, bool lse) { return cpu::make_selective_scan_runner(p, lse); },
   });
   rows.push_back({
+      .name = "ssd",
+      .math = attention_math::ssd,
+      .summary = "Mamba-2 SSD, chunked: per chunk of Bc steps (C B^T o L)(dt x) plus exp(A_cs) C S, the N x d state "
+                 "carried across chunks on chip; a scalar A per head, G groups of heads share B and C",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
+      .tags = {tag::scan},
+      .check = ssd_check,
+      .model = cpu_model<model_flops_executed_ssd, model_bytes_ssd, model_exps_ssd, model_flops_ssd>,
+      .memory_bytes = ssd_memory,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_ssd_runner(p, lse); },
+  });
+  rows.push_back({
       .name = "wkv",
       .math = attention_math::wkv,
       .summary = "RWKV-4 WKV: per-channel decayed weighted mean of v with bonus u, running-max form; chunks of Bc "
@@ -258,6 +290,18 @@ void add_cpu_variants(std::vector<variant>& rows) {
       .model = model_additive,
       .memory_bytes = cpu_memory<true, additive_workspace>,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_additive_runner(p, lse); },
+  });
+  rows.push_back({
+      .name = "routing",
+      .math = attention_math::routing,
+      .summary = "Routing Transformer: c = round(sqrt(Nkv)) fixed seeded centroids, each cluster's top ceil(N/c) "
+                 "queries and keys, dense attention per cluster, scatter-mean; routing and attention timed apart",
+      .caps = {.dtypes = {dtype::fp32}, .masks = mask_none | mask_causal},
+      .tags = {tag::fused, tag::comparison},
+      .model = model_routing,
+      .model_phases = model_routing_phases,
+      .memory_bytes = cpu_memory<false, routing_workspace>,
+      .make_runner = [](const problem& p, bool lse) { return cpu::make_routing_runner(p, lse); },
   });
   // The CPU twin of cuda:flash2_splitkv: its plan, tile walk, merge and model
   // (model_tile_walk_cuda over cpu::splitkv_plan); interval masks, as its sibling.

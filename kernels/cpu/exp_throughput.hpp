@@ -1,4 +1,4 @@
-// The work behind the CPU exp ceiling (issue 23; harness/exp_ceiling.cpp times it): the
+// The work behind the CPU exp ceiling (harness/exp_ceiling.cpp times it): the
 // kernels' own exp (kernels/cpu/exp_approx.hpp: exp_approx16 on AVX-512, as tile_softmax
 // runs it, else exp_approx vectorised by the compiler) in independent chains x <- -exp(x)
 // on every OpenMP thread, each thread's chains in registers, so the measured rate is

@@ -16,7 +16,7 @@
 // O is stored in the output dtype between blocks, as in the paper.
 // Expected bottleneck: memory at small d: Q, O, l, m cross global memory
 // once per visited block (traffic grows with Nkv / Bc), unlike flash2.
-// CPU specifics (issue 14), as flash2: Q loaded transposed so S^T = K Q^T
+// CPU specifics (docs/cpu.md), as flash2: Q loaded transposed so S^T = K Q^T
 // needs no NT product, K/V read in place, softmax statistics vectorised
 // across query rows (block_softmax_columns), and the update of O_i folded
 // into the P V product's epilogue (per-row scales of O_i and of P~ V_j).

@@ -10,7 +10,7 @@
 // h / (H / Hkv), no copy. Expected bottleneck: math (the two tile products
 // and the exp of every visited score); traffic is Q + O once and K/V once per
 // query tile, i.e. (Nq/Br) reads of K/V per head.
-// CPU specifics (issue 14): the Q tile is loaded transposed, so the scores
+// CPU specifics (docs/cpu.md): the Q tile is loaded transposed, so the scores
 // come out transposed, S^T = K Q^T, from a product whose operands are both
 // contiguous (no NT product, no packing); K and V tiles are read where they
 // lie (their rows are contiguous), not copied; the softmax step is one fused
@@ -18,7 +18,7 @@
 // the accumulator rides on the P V product's epilogue (tile_gemm.hpp).
 // Measured: docs/cpu.md (benchmarks/cpu_vs_torch.py, against PyTorch's CPU
 // flash attention).
-// Dtypes (issue 16): the arrays hold floats already rounded to p.type (e4m3:
+// Dtypes (docs/cpu.md, "bf16 and fp8"): the arrays hold floats already rounded to p.type (e4m3:
 // code x per-tensor scale); bytes are counted at dtype_bytes for Q, K, V and
 // output_bytes for O. O is rounded to output_dtype (bf16 for bf16 and e4m3).
 // e4m3 models FA3's fp8 kernel (the flash3_fp8 row): S in fp32, P computed
@@ -102,10 +102,10 @@ void flash2_forward(const problem& p, const float* q, const float* k, const floa
 
 namespace {
 
-class flash2_runner final : public cpu_runner {
+class flash2_loop_runner final : public cpu_runner {
  public:
-  flash2_runner(const problem& p, bool writes_lse)
-      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::causal_bound)) {}
+  flash2_loop_runner(const problem& p, bool writes_lse, tile_walk walk)
+      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, walk)) {}
   void run() override {
     reset_counters();
     flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, tiles_);
@@ -117,8 +117,12 @@ class flash2_runner final : public cpu_runner {
 
 }  // namespace
 
+std::unique_ptr<runner> make_flash2_loop_runner(const problem& p, bool writes_lse, tile_walk walk) {
+  return std::make_unique<flash2_loop_runner>(p, writes_lse, walk);
+}
+
 std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse) {
-  return std::make_unique<flash2_runner>(p, writes_lse);
+  return make_flash2_loop_runner(p, writes_lse, tile_walk::causal_bound);
 }
 
 }  // namespace attnbench::cpu

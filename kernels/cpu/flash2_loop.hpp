@@ -14,4 +14,8 @@ namespace attnbench::cpu {
 void flash2_forward(const problem& p, const float* q, const float* k, const float* v, float* o, float* lse,
                     byte_counter& bytes, exp_counter& exps, const kv_tile_list& tiles);
 
+// The runner of a row that is this loop over the key tiles `walk` lists (flash2: the causal
+// bound; sparse: the visible tiles).
+std::unique_ptr<runner> make_flash2_loop_runner(const problem& p, bool writes_lse, tile_walk walk);
+
 }  // namespace attnbench::cpu

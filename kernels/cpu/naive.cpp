@@ -29,25 +29,8 @@ void naive_forward(const problem& p, const float* q, const float* k, const float
 #pragma omp parallel if (worth_threads(p))
   {
     std::vector<float> buf(std::max(Br * d + Bc * d + Br * Bc, Nkv));
-    float* qs = buf.data();
-    float* ks = qs + Br * d;
-    float* st = ks + Bc * d;
     // Pass 1: S = scale * Q K^T, masked.
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t t = 0; t < tasks; ++t) {
-      const auto [qt, b, h] = qbh_task_of(p, t);
-      const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
-      load(qs, q + q_offset(p, b, h, r0), rows * d, bytes);
-      for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
-        const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-        load(ks, k + kv_offset(p, b, hkv, c0), cols * d, bytes);
-        gemm_nt(rows, cols, d, scale_qk, qs, d, ks, d, 0.0f, st, Bc);
-        for (std::int64_t r = 0; r < rows; ++r) {
-          mask_row(p, r0 + r, c0, st + r * Bc, cols, neg_inf);
-          store(s + score_row(b, h, r0 + r) + c0, st + r * Bc, cols, bytes);
-        }
-      }
-    }
+    naive_rows_times_kv_t(p, q, k, scale_qk, true, s, buf.data(), bytes);
     // Pass 2: P = softmax(S) row by row; a row with no visible key is zeros.
     float* row = buf.data();
 #pragma omp for schedule(dynamic, 1)
@@ -65,22 +48,53 @@ void naive_forward(const problem& p, const float* q, const float* k, const float
       }
     }
     // Pass 3: O = P V.
-    float* acc = buf.data();
-    float* vs = acc + Br * d;
-    float* pt = vs + Bc * d;
+    naive_scores_times_kv(p, pm, v, 1.0f, o, buf.data(), bytes);
+  }
+}
+
+void naive_rows_times_kv_t(const problem& p, const float* rows_in, const float* kv, float alpha, bool masked,
+                           float* scores, float* buf, byte_counter& bytes) {
+  const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  float* qs = buf;
+  float* ks = qs + Br * d;
+  float* st = ks + Bc * d;
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t t = 0; t < tasks; ++t) {
-      const auto [qt, b, h] = qbh_task_of(p, t);
-      const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
-      std::fill(acc, acc + rows * d, 0.0f);
-      for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
-        const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-        for (std::int64_t r = 0; r < rows; ++r) load(pt + r * Bc, pm + score_row(b, h, r0 + r) + c0, cols, bytes);
-        load(vs, v + kv_offset(p, b, hkv, c0), cols * d, bytes);
-        gemm_nn(rows, d, cols, 1.0f, pt, Bc, vs, d, 1.0f, acc, d);
+  for (std::int64_t t = 0; t < num_q_tiles(p) * p.B * p.H; ++t) {
+    const auto [qt, b, h] = qbh_task_of(p, t);
+    const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
+    load(qs, rows_in + q_offset(p, b, h, r0), rows * d, bytes);
+    for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
+      const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
+      load(ks, kv + kv_offset(p, b, hkv, c0), cols * d, bytes);
+      gemm_nt(rows, cols, d, alpha, qs, d, ks, d, 0.0f, st, Bc);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (masked) mask_row(p, r0 + r, c0, st + r * Bc, cols, neg_inf);
+        store(scores + ((b * p.H + h) * p.Nq + r0 + r) * p.Nkv + c0, st + r * Bc, cols, bytes);
       }
-      store(o + q_offset(p, b, h, r0), acc, rows * d, bytes);
     }
+  }
+}
+
+void naive_scores_times_kv(const problem& p, const float* scores, const float* kv, float alpha, float* out, float* buf,
+                           byte_counter& bytes) {
+  const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
+  float* acc = buf;
+  float* ks = acc + Br * d;
+  float* st = ks + Bc * d;
+#pragma omp for schedule(dynamic, 1)
+  for (std::int64_t t = 0; t < num_q_tiles(p) * p.B * p.H; ++t) {
+    const auto [qt, b, h] = qbh_task_of(p, t);
+    const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
+    std::fill(acc, acc + rows * d, 0.0f);
+    for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
+      const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
+      for (std::int64_t r = 0; r < rows; ++r)
+        load(st + r * Bc, scores + ((b * p.H + h) * p.Nq + r0 + r) * p.Nkv + c0, cols, bytes);
+      load(ks, kv + kv_offset(p, b, hkv, c0), cols * d, bytes);
+      gemm_nn(rows, d, cols, alpha, st, Bc, ks, d, 1.0f, acc, d);
+    }
+    store(out + q_offset(p, b, h, r0), acc, rows * d, bytes);
   }
 }
 

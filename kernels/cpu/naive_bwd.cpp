@@ -32,21 +32,7 @@ void naive_backward(const problem& p, const float* q, const float* k, const floa
   {
     std::vector<float> buf(std::max(2 * Br * d + 2 * Bc * d + 2 * Br * Bc, 2 * Nkv));
     // Pass 1: dP = dO V^T.
-    float* dos = buf.data();
-    float* vs = dos + Br * d;
-    float* st = vs + Bc * d;
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t t = 0; t < tasks; ++t) {
-      const auto [qt, b, h] = qbh_task_of(p, t);
-      const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
-      load(dos, d_o + q_offset(p, b, h, r0), rows * d, bytes);
-      for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
-        const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-        load(vs, v + kv_offset(p, b, hkv, c0), cols * d, bytes);
-        gemm_nt(rows, cols, d, 1.0f, dos, d, vs, d, 0.0f, st, Bc);
-        for (std::int64_t r = 0; r < rows; ++r) store(ds + score_row(b, h, r0 + r) + c0, st + r * Bc, cols, bytes);
-      }
-    }
+    naive_rows_times_kv_t(p, d_o, v, 1.0f, false, ds, buf.data(), bytes);
     // Pass 2: dS = P * (dP - rowsum(P * dP)), row by row, in place.
     float* prow = buf.data();
     float* drow = prow + Nkv;
@@ -65,22 +51,7 @@ void naive_backward(const problem& p, const float* q, const float* k, const floa
       }
     }
     // Pass 3: dQ = scale dS K.
-    float* acc = buf.data();
-    float* ks = acc + Br * d;
-    float* dst = ks + Bc * d;
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t t = 0; t < tasks; ++t) {
-      const auto [qt, b, h] = qbh_task_of(p, t);
-      const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, hkv = p.kv_head(h);
-      std::fill(acc, acc + rows * d, 0.0f);
-      for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
-        const std::int64_t cols = kv_tile_cols(p, kt), c0 = kt * Bc;
-        for (std::int64_t r = 0; r < rows; ++r) load(dst + r * Bc, ds + score_row(b, h, r0 + r) + c0, cols, bytes);
-        load(ks, k + kv_offset(p, b, hkv, c0), cols * d, bytes);
-        gemm_nn(rows, d, cols, scale_qk, dst, Bc, ks, d, 1.0f, acc, d);
-      }
-      store(dq + q_offset(p, b, h, r0), acc, rows * d, bytes);
-    }
+    naive_scores_times_kv(p, ds, k, scale_qk, dq, buf.data(), bytes);
     // Pass 4: dK = scale dS^T Q and dV = P^T dO per key tile, summed over the group.
     float* dk_acc = buf.data();
     float* dv_acc = dk_acc + Bc * d;

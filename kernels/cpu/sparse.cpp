@@ -1,7 +1,7 @@
 // sparse (CPU): the flash2 loop visiting only the key tiles that hold a
 // visible pair (make_kv_tile_list(p, visible): the global-key prefix plus the
 // tiles under the local window; for strided, random and layout masks the
-// per-query-tile lists of kv_tile_visible, issue 15). Changed from flash2: flash2 honours only the causal
+// per-query-tile lists of kv_tile_visible). Changed from flash2: flash2 honours only the causal
 // bound and masks everything else element-wise, so a local window of W keys
 // still costs O(Nkv) per query tile; here the cost is O(W + G) per query
 // tile. Only masks with a local window or global tokens benefit, so the row
@@ -11,25 +11,8 @@
 
 namespace attnbench::cpu {
 
-namespace {
-
-class sparse_runner final : public cpu_runner {
- public:
-  sparse_runner(const problem& p, bool writes_lse)
-      : cpu_runner(p, writes_lse), tiles_(make_kv_tile_list(p, tile_walk::visible)) {}
-  void run() override {
-    reset_counters();
-    flash2_forward(p_, q_.data(), k_.data(), v_.data(), o_.data(), lse_.data(), bytes_, exps_, tiles_);
-  }
-
- private:
-  kv_tile_list tiles_;
-};
-
-}  // namespace
-
 std::unique_ptr<runner> make_sparse_runner(const problem& p, bool writes_lse) {
-  return std::make_unique<sparse_runner>(p, writes_lse);
+  return make_flash2_loop_runner(p, writes_lse, tile_walk::visible);
 }
 
 }  // namespace attnbench::cpu

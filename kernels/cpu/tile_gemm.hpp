@@ -12,7 +12,7 @@
 // of the product (the online-softmax rescale of O and flash1's 1/l), so no
 // separate pass touches the accumulator.
 // Why not OpenBLAS: Debian's 0.3.21 (DYNAMIC_ARCH, "Cooperlake" kernels on
-// the Zen 4 VM, "Prescott" on the Xeon VM of issue 14) packs both operands
+// the Zen 4 VM, "Prescott" on an Intel Xeon VM) packs both operands
 // on every call: its 64x64x64 NN call is as fast as this kernel (97-114
 // GFLOP/s against 100-110, one thread, across runs), its NT call is not
 // (68-85), and larger tiles favour this kernel (docs/cpu.md,

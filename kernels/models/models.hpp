@@ -198,6 +198,20 @@ double model_flops_wkv6(const problem& p);
 double model_bytes_wkv6(const problem& p);
 // Two exps per (b, channel, step): the decay exp(-exp(w_raw)).
 double model_exps_wkv6(const problem& p);
+// SSD (Mamba-2, chunked; P = d channels a head, N = dstate, chunk Q = Bc), per (b, head) and
+// chunk of T steps: 3 T (dt + bias, dt A, the cumulative sum), 6 T P (dt x, exp(A_cs) C S,
+// the add, D x and its add, the gate), 2 T N P (C S_in), the intra-chunk products over the
+// T (T + 1) / 2 visible pairs (C B^T and M (dt x): 2 (N + P) each, the mask's subtract and
+// multiply: 2) and, for every chunk but the last, the state update (T P + 2 T N P + 2 N P).
+// Executed: the intra-chunk products over all T^2 pairs (the kernel multiplies full tiles).
+double model_flops_ssd(const problem& p);
+double model_flops_executed_ssd(const problem& p);
+// cpu: per (b, head): A, D, bias once; dt_raw, x, z read and out written once; B and C of the
+// head's group once per head. The state stays on chip.
+double model_bytes_ssd(const problem& p);
+// Per chunk: T (T + 1) / 2 for the decay mask, T softplus, T exp(A_cs), T P silu, and T for
+// the state update's decays (every chunk but the last).
+double model_exps_ssd(const problem& p);
 // cuda (kernels/cuda/scan): the selective scan per block (b, h, 8 channels): A, D, bias once,
 // u, dt, z, out once in p.type, B and C once per group the block's channels span; WKV per
 // channel: w, u once, K, V, O once in p.type. Device memory: Q, K, V, O plus the parameters.
@@ -243,6 +257,17 @@ double model_linformer_projection_bytes(const problem& p);
 // key chunk that holds a query row; the output pass per chunk adds the masked
 // intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
 model_figures model_performer(const problem& p);
+
+// ---- routing (routing.cpp) ---------------------------------------------------------
+// cpu, the Routing Transformer with c clusters, w_q and w_k tokens each (routing_shape_of):
+// routing: per (batch, KV head) K and the centroids read, 2 d c FLOPs per key, the key index
+// lists (4 bytes each) written; per (batch, head) the same for Q. Attention: per (batch, head)
+// and cluster the index lists read, w_q query rows and w_k key and value rows gathered,
+// 4 d w_q w_k FLOPs and w_q w_k exps (every routed pair, masked ones included: the causal
+// visible share depends on the routing, so useful FLOPs = executed), O written once per head.
+// The scatter-mean's additions are not counted. Phases in this order: routing, attention.
+std::vector<model_phase> model_routing_phases(const problem& p);
+model_figures model_routing(const problem& p);  // the sum of the phases
 
 // ---- additive (additive.cpp) -------------------------------------------------------
 // cpu, Bahdanau's score with width a = additive_width(p): the projection pass (Q, K read,

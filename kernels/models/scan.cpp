@@ -1,4 +1,4 @@
-// Models of the scan rows (docs/alternatives.md): Mamba-1's selective scan and RWKV-4's WKV
+// Models of the scan rows (docs/alternatives.md): Mamba-1's selective scan, Mamba-2's SSD and RWKV's WKV
 // on the attention problem of the same width (D = H d channels, L = Nq = Nkv steps).
 #include <algorithm>
 #include <string>
@@ -100,5 +100,44 @@ double model_bytes_wkv6(const problem& p) {
 }
 
 double model_exps_wkv6(const problem& p) { return channel_steps(p) * 2.0; }
+
+namespace {
+
+// Sum over the chunks of one (b, head) of f(T, carry_on): T the chunk's steps, carry_on
+// whether a later chunk reads its state.
+template <class per_chunk>
+double over_chunks(const problem& p, per_chunk f) {
+  double total = 0;
+  for (std::int64_t t0 = 0; t0 < p.Nkv; t0 += p.Bc) {
+    const std::int64_t T = std::min(p.Bc, p.Nkv - t0);
+    total += f(double(T), t0 + p.Bc < p.Nkv);
+  }
+  return double(p.B * p.H) * total;
+}
+
+double ssd_flops(const problem& p, bool executed) {
+  const double N = double(p.dstate), P = double(p.d);
+  return over_chunks(p, [&](double T, bool carry_on) {
+    const double pairs = executed ? T * T : T * (T + 1) / 2;
+    return 3 * T + 6 * T * P + 2 * T * N * P + pairs * 2 * (N + P) + T * (T + 1) +
+           (carry_on ? T * P + 2 * T * N * P + 2 * N * P : 0.0);
+  });
+}
+
+}  // namespace
+
+double model_flops_ssd(const problem& p) { return ssd_flops(p, false); }
+double model_flops_executed_ssd(const problem& p) { return ssd_flops(p, true); }
+
+double model_bytes_ssd(const problem& p) {
+  const std::int64_t L = p.Nkv;
+  return double(p.B * p.H) * double(f32 * (3 + L + 3 * L * p.d + 2 * L * p.dstate));
+}
+
+double model_exps_ssd(const problem& p) {
+  const double P = double(p.d);
+  return over_chunks(p,
+                     [&](double T, bool carry_on) { return T * (T + 1) / 2 + 2 * T + T * P + (carry_on ? T : 0.0); });
+}
 
 }  // namespace attnbench

@@ -33,6 +33,7 @@ constexpr std::uint64_t linformer_e_seed = 0x4c494e46'45000001ull;
 constexpr std::uint64_t linformer_f_seed = 0x4c494e46'46000002ull;
 constexpr std::uint64_t performer_seed = 0x50455246'4f524d01ull;
 constexpr std::uint64_t additive_seed = 0x41444449'54495601ull;
+constexpr std::uint64_t routing_seed = 0x524f5554'494e4701ull;
 
 std::vector<float> uniform_matrix(std::int64_t n, std::int64_t k, std::uint64_t seed) {
   splitmix64 g(seed);
@@ -93,6 +94,27 @@ additive_params make_additive_params(std::int64_t a, std::int64_t d) {
   // uniform_matrix(n, k) draws with bound 1/sqrt(k): W and U are [a x d], v is [1 x a].
   return {a, d, uniform_matrix(a, d, additive_seed), uniform_matrix(a, d, additive_seed + 1),
           uniform_matrix(1, a, additive_seed + 2)};
+}
+
+routing_shape routing_shape_of(const problem& p) {
+  const std::int64_t c = std::max<std::int64_t>(1, std::llround(std::sqrt(static_cast<double>(p.Nkv))));
+  return {c, (p.Nq + c - 1) / c, (p.Nkv + c - 1) / c};
+}
+
+std::vector<float> make_routing_centroids(std::int64_t c, std::int64_t d) {
+  splitmix64 g(routing_seed);
+  std::vector<float> out(static_cast<std::size_t>(c * d));
+  std::vector<double> x(static_cast<std::size_t>(d));
+  for (std::int64_t r = 0; r < c; ++r) {
+    double nrm = 0;
+    for (double& v : x) {
+      v = g.normal();
+      nrm += v * v;
+    }
+    nrm = std::sqrt(nrm);
+    for (std::int64_t e = 0; e < d; ++e) out[r * d + e] = static_cast<float>(x[e] / nrm);
+  }
+  return out;
 }
 
 }  // namespace attnbench

@@ -1,5 +1,6 @@
 // The fixed, seeded parameters of the approximate attention rows (docs/approximations.md):
-// Linformer's projections E and F and Performer's random features; and those of
+// Linformer's projections E and F, Performer's random features, the Routing Transformer's
+// centroids; and those of
 // Bahdanau's additive score (W, U, v). The CPU kernels and
 // the fp64 references take the same float values from here, so a reference evaluates the
 // same approximation the kernel computes, and the distance to exact softmax attention
@@ -47,5 +48,16 @@ struct additive_params {
 };
 std::int64_t additive_width(const problem& p);
 additive_params make_additive_params(std::int64_t a, std::int64_t d);
+
+// The Routing Transformer's balanced routing (docs/approximations.md): c = max(1, round(sqrt(Nkv)))
+// clusters, each taking its top w_q = ceil(Nq / c) queries and top w_k = ceil(Nkv / c) keys by the
+// dot product with its centroid (computed in fp64, ties to the lower position), so a token may
+// sit in several clusters or in none. Centroids: c unit-norm d-vectors (normalised seeded
+// Gaussians) shared by every batch element and head, fixed (no k-means updates).
+struct routing_shape {
+  std::int64_t clusters = 0, wq = 0, wk = 0;
+};
+routing_shape routing_shape_of(const problem& p);
+std::vector<float> make_routing_centroids(std::int64_t c, std::int64_t d);  // [c x d] row-major
 
 }  // namespace attnbench

@@ -1,9 +1,11 @@
 // fp64 references of the approximations (attention_reference.hpp): plain loops over the
 // same seeded parameters the kernels use (approx_params.hpp), no tiling.
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "core/mask.hpp"
 #include "kernels/reference/approx_params.hpp"
@@ -181,6 +183,91 @@ reference_rows reference_additive(const host_inputs& in, std::span<const std::in
     }
     for (std::int64_t c = 0; c < d; ++c) o[c] /= l;
     out.lse[r] = m + std::log(l);
+  }
+  return out;
+}
+
+namespace {
+
+// Each cluster's top w of the n rows of x (ranked by fp64 x . mu, ties to the lower position),
+// as sorted positions: [c][w].
+std::vector<std::vector<std::int64_t>> route(const float* x, std::int64_t n, std::int64_t d,
+                                             const std::vector<float>& mu, std::int64_t c, std::int64_t w) {
+  std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(c));
+  std::vector<double> s(static_cast<std::size_t>(n));
+  for (std::int64_t cl = 0; cl < c; ++cl) {
+    for (std::int64_t t = 0; t < n; ++t) {
+      double dot = 0;
+      for (std::int64_t e = 0; e < d; ++e) dot += double(x[t * d + e]) * double(mu[cl * d + e]);
+      s[t] = dot;
+    }
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return s[a] > s[b]; });
+    order.resize(static_cast<std::size_t>(w));
+    std::sort(order.begin(), order.end());
+    out[cl] = std::move(order);
+  }
+  return out;
+}
+
+}  // namespace
+
+reference_rows reference_routing(const host_inputs& in, std::span<const std::int64_t> rows) {
+  const problem& p = in.p;
+  if (p.mask.global != 0 || p.mask.kind == mask_kind::local || p.mask.has_sparse())
+    throw input_error(
+        fmt::format("the Routing Transformer supports masks none and causal, not '{}'", to_string(p.mask)));
+  const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size());
+  const routing_shape rs = routing_shape_of(p);
+  const std::vector<float> mu = make_routing_centroids(rs.clusters, d);
+  std::map<std::int64_t, std::vector<std::vector<std::int64_t>>> keys_of, queries_of;  // by (b, KV head), (b, h)
+  for (std::int64_t r = 0; r < n; ++r) {
+    const auto [b, h, i] = split_row(p, rows[r]);
+    keys_of.emplace(b * p.Hkv + p.kv_head(h), std::vector<std::vector<std::int64_t>>{});
+    queries_of.emplace(b * p.H + h, std::vector<std::vector<std::int64_t>>{});
+  }
+  for (auto& [bh, lists] : keys_of) lists = route(in.k.data() + bh * p.Nkv * d, p.Nkv, d, mu, rs.clusters, rs.wk);
+  for (auto& [bh, lists] : queries_of) lists = route(in.q.data() + bh * p.Nq * d, p.Nq, d, mu, rs.clusters, rs.wq);
+  reference_rows out{std::vector<double>(n * d, 0.0), {}};
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t r = 0; r < n; ++r) {
+    const auto [b, h, i] = split_row(p, rows[r]);
+    const auto& qlists = queries_of.at(b * p.H + h);
+    const auto& klists = keys_of.at(b * p.Hkv + p.kv_head(h));
+    const float* q = in.q.data() + ((b * p.H + h) * p.Nq + i) * d;
+    const float* k = in.k.data() + (b * p.Hkv + p.kv_head(h)) * p.Nkv * d;
+    const float* v = in.v.data() + (b * p.Hkv + p.kv_head(h)) * p.Nkv * d;
+    double* o = out.o.data() + r * d;
+    std::int64_t clusters = 0;
+    std::vector<double> oc(static_cast<std::size_t>(d)), s;
+    for (std::int64_t cl = 0; cl < rs.clusters; ++cl) {
+      if (!std::binary_search(qlists[cl].begin(), qlists[cl].end(), i)) continue;
+      std::vector<std::int64_t> seen;
+      for (const std::int64_t j : klists[cl])
+        if (is_visible(p, h, i, j)) seen.push_back(j);
+      if (seen.empty()) continue;  // routed here, but sees none of the cluster's keys
+      s.assign(seen.size(), 0.0);
+      double m = -std::numeric_limits<double>::infinity();
+      for (std::size_t t = 0; t < seen.size(); ++t) {
+        double dot = 0;
+        for (std::int64_t e = 0; e < d; ++e) dot += double(q[e]) * double(k[seen[t] * d + e]);
+        s[t] = dot * scale;
+        m = std::max(m, s[t]);
+      }
+      std::fill(oc.begin(), oc.end(), 0.0);
+      double l = 0;
+      for (std::size_t t = 0; t < seen.size(); ++t) {
+        const double wt = std::exp(s[t] - m);
+        l += wt;
+        for (std::int64_t e = 0; e < d; ++e) oc[e] += wt * double(v[seen[t] * d + e]);
+      }
+      for (std::int64_t e = 0; e < d; ++e) o[e] += oc[e] / l;
+      ++clusters;
+    }
+    if (clusters > 0)
+      for (std::int64_t e = 0; e < d; ++e) o[e] /= static_cast<double>(clusters);
   }
   return out;
 }

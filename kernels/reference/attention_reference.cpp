@@ -98,6 +98,8 @@ reference_rows reference_for(attention_math m, const host_inputs& in, std::span<
     case attention_math::linformer: return reference_linformer(in, rows);
     case attention_math::performer: return reference_performer(in, rows);
     case attention_math::additive: return reference_additive(in, rows);
+    case attention_math::ssd: return reference_ssd(in, rows);
+    case attention_math::routing: return reference_routing(in, rows);
   }
   throw std::logic_error("reference_for: unknown attention_math");
 }

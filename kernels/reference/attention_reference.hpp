@@ -29,6 +29,7 @@ reference_rows reference_linear(const host_inputs& in, std::span<const std::int6
 reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
+reference_rows reference_ssd(const host_inputs& in, std::span<const std::int64_t> rows);
 
 // Linformer (approx_reference.cpp): K-bar = E^T K and V-bar = F^T V in fp64 from the same
 // float E and F as the kernel (approx_params.hpp), then softmax(q K-bar^T / sqrt(d)) V-bar
@@ -46,6 +47,13 @@ reference_rows reference_performer(const host_inputs& in, std::span<const std::i
 // same float W, U, v as the kernel, e_ij = v^T tanh(q'_i + k'_j) (no 1/sqrt(d)), then
 // softmax over the visible keys (any interval or sparse mask) and its lse.
 reference_rows reference_additive(const host_inputs& in, std::span<const std::int64_t> rows);
+
+// The Routing Transformer (approx_reference.cpp): its own routing of the same float centroids
+// (approx_params.hpp: top w_q queries and w_k keys per cluster by fp64 dot product, ties to
+// the lower position), softmax(q K_c^T / sqrt(d)) V_c in fp64 over the keys of each cluster
+// the row is routed to that it sees (none: all; causal on the original positions), the mean
+// over those clusters; zeros when there is none. No lse. Other masks are rejected.
+reference_rows reference_routing(const host_inputs& in, std::span<const std::int64_t> rows);
 
 reference_rows reference_for(attention_math m, const host_inputs& in, std::span<const std::int64_t> rows);
 

@@ -1,4 +1,4 @@
-// fp32 CPU reference of every row (issue 30): the cpu backend's all-rows check, the
+// fp32 CPU reference of every row: the cpu backend's all-rows check, the
 // twin of the CUDA backend's on-device fp32 reference (kernels/cuda/reference). The
 // fp64 reference (attention_reference.hpp) stays the judge of rel_err on sampled rows;
 // this one makes every row's error cheap enough to measure on every configuration.

@@ -1,4 +1,4 @@
-// The full check of one run's outputs (issue 30): every element of O and of the
+// The full check of one run's outputs: every element of O and of the
 // log-sum-exp scanned for values that cannot be right, and every row's error
 // against an all-rows reference when one is given. One definition of a row's
 // verdict (row_verdict_of, host and device), used by the vectorised host scan

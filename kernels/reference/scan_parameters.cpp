@@ -15,6 +15,10 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// B and C of n elements each: 2 unit(tensor, i) - 1, uniform in [-1, 1).
+void fill_b_and_c(std::vector<float>& b, std::vector<float>& c, std::int64_t n, std::uint64_t tensor_b,
+                  std::uint64_t tensor_c);
+
 }  // namespace
 
 float scan_unit(std::uint64_t tensor, std::uint64_t i) {
@@ -33,13 +37,7 @@ selective_scan_parameters make_selective_scan_parameters(const problem& p) {
     const double dt = std::exp(std::log(1e-3) + double(scan_unit(3, ch)) * std::log(100.0));
     s.bias[ch] = static_cast<float>(dt + std::log(-std::expm1(-dt)));
   }
-  const std::int64_t bc = p.B * G * L * N;
-  s.b.resize(bc);
-  s.c.resize(bc);
-  for (std::int64_t i = 0; i < bc; ++i) {
-    s.b[i] = 2.0f * scan_unit(0, i) - 1.0f;
-    s.c[i] = 2.0f * scan_unit(1, i) - 1.0f;
-  }
+  fill_b_and_c(s.b, s.c, p.B * G * L * N, 0, 1);
   return s;
 }
 
@@ -65,6 +63,38 @@ wkv6_parameters make_wkv6_parameters(const problem& p) {
   }
   s.u.resize(width);
   for (std::int64_t ch = 0; ch < width; ++ch) s.u[ch] = scan_unit(8, ch);
+  return s;
+}
+
+namespace {
+
+void fill_b_and_c(std::vector<float>& b, std::vector<float>& c, std::int64_t n, std::uint64_t tensor_b,
+                  std::uint64_t tensor_c) {
+  b.resize(n);
+  c.resize(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    b[i] = 2.0f * scan_unit(tensor_b, i) - 1.0f;
+    c[i] = 2.0f * scan_unit(tensor_c, i) - 1.0f;
+  }
+}
+
+}  // namespace
+
+ssd_parameters make_ssd_parameters(const problem& p) {
+  const std::int64_t H = p.H, N = p.dstate, G = p.ngroups, L = p.Nkv;
+  ssd_parameters s;
+  s.a.resize(H);
+  s.skip.resize(H);
+  s.bias.resize(H);
+  for (std::int64_t h = 0; h < H; ++h) {
+    s.a[h] = -(1.0f + 15.0f * scan_unit(9, h));
+    s.skip[h] = 0.5f + scan_unit(10, h);
+    const double dt = std::exp(std::log(1e-3) + double(scan_unit(11, h)) * std::log(100.0));
+    s.bias[h] = static_cast<float>(dt + std::log(-std::expm1(-dt)));
+  }
+  s.dt_raw.resize(p.B * H * L);
+  for (std::int64_t i = 0; i < p.B * H * L; ++i) s.dt_raw[i] = scan_unit(12, i) - 0.5f;
+  fill_b_and_c(s.b, s.c, p.B * G * L * N, 13, 14);
   return s;
 }
 

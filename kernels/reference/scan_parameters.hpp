@@ -45,4 +45,18 @@ struct wkv6_parameters {
 };
 wkv6_parameters make_wkv6_parameters(const problem& p);
 
+// Mamba-2's SSD (mamba_chunk_scan_combined's arguments; x, z in Q, V), H heads of P = d
+// channels, N = p.dstate, G = p.ngroups groups of H / G heads:
+//   a      [H]        A = -(1 + 15 unit(9, h))     (Mamba-2's A_log uniform in log 1 .. log 16)
+//   skip   [H]        D = 0.5 + unit(10, h)
+//   bias   [H]        dt_bias as the selective scan's (softplus(dt_bias) in [1e-3, 0.1]), unit(11, h)
+//   dt_raw [B, H, L]  the input-dependent dt before bias and softplus = unit(12, i) - 0.5
+//                     (Mamba-2 projects it from the input; K is not read)
+//   b, c   [B, G, L, N]  B and C = 2 unit(13 | 14, i) - 1, n fastest
+// Head h belongs to group h / (H / G).
+struct ssd_parameters {
+  std::vector<float> a, skip, bias, dt_raw, b, c;
+};
+ssd_parameters make_ssd_parameters(const problem& p);
+
 }  // namespace attnbench

@@ -42,6 +42,31 @@ std::vector<double> selective_scan_head(const host_inputs& in, const selective_s
   return out;
 }
 
+// Mamba-2's SSD recurrence for head (b, h) up to step last (inclusive), [t][x] in double: the
+// N x P state S = exp(dt A) S + dt B_t x_t^T, y_t = S^T C_t + D x_t, out = y silu(z_t).
+std::vector<double> ssd_head(const host_inputs& in, const ssd_parameters& s, std::int64_t b, std::int64_t h,
+                             std::int64_t last) {
+  const problem& p = in.p;
+  const std::int64_t P = p.d, N = p.dstate, L = p.Nkv, g = h / (p.H / p.ngroups);
+  std::vector<double> out((last + 1) * P), state(N * P, 0.0);
+  for (std::int64_t t = 0; t <= last; ++t) {
+    const double dt = softplus(double(s.dt_raw[(b * p.H + h) * L + t]) + s.bias[h]);
+    const double decay = std::exp(dt * s.a[h]);
+    const float* bt = s.b.data() + ((b * p.ngroups + g) * L + t) * N;
+    const float* ct = s.c.data() + ((b * p.ngroups + g) * L + t) * N;
+    const float* xt = in.q.data() + element(p, b, h, t, 0);
+    const float* zt = in.v.data() + element(p, b, h, t, 0);
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t x = 0; x < P; ++x) state[n * P + x] = decay * state[n * P + x] + dt * bt[n] * xt[x];
+    for (std::int64_t x = 0; x < P; ++x) {
+      double y = s.skip[h] * double(xt[x]);
+      for (std::int64_t n = 0; n < N; ++n) y += ct[n] * state[n * P + x];
+      out[t * P + x] = y * silu(zt[x]);
+    }
+  }
+  return out;
+}
+
 // The explicit formula for channel ch at step t.
 double wkv_explicit(const host_inputs& in, const wkv_parameters& s, std::int64_t b, std::int64_t h, std::int64_t t,
                     std::int64_t x) {
@@ -65,23 +90,52 @@ double wkv_explicit(const host_inputs& in, const wkv_parameters& s, std::int64_t
 
 }  // namespace
 
-reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows) {
-  const problem& p = in.p;
-  const selective_scan_parameters s = make_selective_scan_parameters(p);
+namespace {
+
+// The rows of a scan computed head by head (head(b, h, last): [t][x] of steps 0 .. last in
+// double): each needed head once, up to the last step a row asks for.
+template <class head_fn>
+reference_rows rows_by_head(const problem& p, std::span<const std::int64_t> rows, head_fn head) {
   const std::int64_t d = p.d, n = static_cast<std::int64_t>(rows.size());
-  // The last step each head needs, then each needed head once.
   std::vector<std::int64_t> last(p.B * p.H, -1);
   for (std::int64_t r : rows) last[r / p.Nq] = std::max(last[r / p.Nq], r % p.Nq);
   std::vector<std::vector<double>> heads(p.B * p.H);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t bh = 0; bh < p.B * p.H; ++bh)
-    if (last[bh] >= 0) heads[bh] = selective_scan_head(in, s, bh / p.H, bh % p.H, last[bh]);
+    if (last[bh] >= 0) heads[bh] = head(bh / p.H, bh % p.H, last[bh]);
   reference_rows out{std::vector<double>(n * d), {}};
   for (std::int64_t r = 0; r < n; ++r) {
     const std::int64_t bh = rows[r] / p.Nq, t = rows[r] % p.Nq;
     std::copy_n(heads[bh].data() + t * d, d, out.o.data() + r * d);
   }
   return out;
+}
+
+// Every row of such a scan, stored as float.
+template <class head_fn>
+reference_all_rows all_rows_by_head(const problem& p, head_fn head) {
+  reference_all_rows out{std::vector<float>(p.o_elems()), {}};
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t bh = 0; bh < p.B * p.H; ++bh) {
+    const std::vector<double> h = head(bh / p.H, bh % p.H, p.Nq - 1);
+    std::copy(h.begin(), h.end(), out.o.begin() + bh * p.Nq * p.d);
+  }
+  return out;
+}
+
+}  // namespace
+
+reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows) {
+  const selective_scan_parameters s = make_selective_scan_parameters(in.p);
+  return rows_by_head(in.p, rows, [&](std::int64_t b, std::int64_t h, std::int64_t last) {
+    return selective_scan_head(in, s, b, h, last);
+  });
+}
+
+reference_rows reference_ssd(const host_inputs& in, std::span<const std::int64_t> rows) {
+  const ssd_parameters s = make_ssd_parameters(in.p);
+  return rows_by_head(in.p, rows,
+                      [&](std::int64_t b, std::int64_t h, std::int64_t last) { return ssd_head(in, s, b, h, last); });
 }
 
 reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows) {
@@ -129,12 +183,13 @@ reference_all_rows reference_scan_all_rows(attention_math m, const host_inputs& 
   reference_all_rows out{std::vector<float>(p.o_elems()), {}};
   if (m == attention_math::selective_scan) {
     const selective_scan_parameters s = make_selective_scan_parameters(p);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t bh = 0; bh < p.B * p.H; ++bh) {
-      const std::vector<double> head = selective_scan_head(in, s, bh / p.H, bh % p.H, L - 1);
-      std::copy(head.begin(), head.end(), out.o.begin() + bh * L * d);
-    }
-    return out;
+    return all_rows_by_head(
+        p, [&](std::int64_t b, std::int64_t h, std::int64_t last) { return selective_scan_head(in, s, b, h, last); });
+  }
+  if (m == attention_math::ssd) {
+    const ssd_parameters s = make_ssd_parameters(p);
+    return all_rows_by_head(
+        p, [&](std::int64_t b, std::int64_t h, std::int64_t last) { return ssd_head(in, s, b, h, last); });
   }
   if (m == attention_math::wkv6) {
     const wkv6_parameters s = make_wkv6_parameters(p);

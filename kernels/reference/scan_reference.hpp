@@ -9,7 +9,10 @@
 //  - WKV6: RWKV-6's matrix state in its explicit form, per head and step t (r, k, v = Q, K, V,
 //    w_m = exp(-exp(w_raw_m)) per channel):
 //    out_t = (sum_j r_t,j u_j k_t,j) v_t + sum_{s<t} (sum_j r_t,j (prod_{m=s+1}^{t-1} w_m,j) k_s,j) v_s,
-//    O(t d) per row (the decay products built backwards from t - 1).
+//    O(t d) per row (the decay products built backwards from t - 1);
+//  - SSD (Mamba-2): its recurrence step after step in double, per head: dt = softplus(dt_raw +
+//    bias), S = exp(dt A) S + dt B_t x_t^T (N x P), y = S^T C_t + D x_t (x = Q), out = y silu(z)
+//    (z = V); tests/cpu/test_scan_rows.cpp holds it to the explicit (masked-attention) form.
 #pragma once
 
 #include <span>
@@ -22,9 +25,10 @@ namespace attnbench {
 reference_rows reference_selective_scan(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv(const host_inputs& in, std::span<const std::int64_t> rows);
 reference_rows reference_wkv6(const host_inputs& in, std::span<const std::int64_t> rows);
+reference_rows reference_ssd(const host_inputs& in, std::span<const std::int64_t> rows);
 
-// Every row (the all-rows check of issue 30), in double and stored as float: the selective
-// scan's loop as above; WKV's running-max recurrence and WKV6's d x d state recurrence in double
+// Every row (the check of every output row), in double and stored as float: the selective
+// scan's and SSD's loops as above; WKV's running-max recurrence and WKV6's d x d state recurrence in double
 // (O(L) per channel, O(L d^2) per head: the explicit formulas judge the sampled rows).
 reference_all_rows reference_scan_all_rows(attention_math m, const host_inputs& in);
 

@@ -1,4 +1,4 @@
-"""Attention against its alternatives (issue 25, docs/alternatives.md): the crossover chart and table.
+"""Attention against its alternatives (docs/alternatives.md): the crossover chart and table.
 
 A scan is a row tagged `scan` in the run's context.variants (Mamba-1's selective_scan, RWKV-4's
 wkv). Each runs on the attention problem of the same width (B, H, d, L = Nq = Nkv, causal), so a

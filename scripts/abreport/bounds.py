@@ -1,10 +1,10 @@
-"""Bound breakdown — `bounds_<dtype>` (issue 23): per variant, its best configuration (highest
+"""Bound breakdown — `bounds_<dtype>`: per variant, its best configuration (highest
 TFLOP/s, as the report's table) and the three lower bounds on its time, each as a share of the
 measured time: compute (useful FLOPs / peak), memory (modeled bytes / bandwidth), exp (exps / exp
 rate). The longest bar is the roof that binds, its length the entry's % of bound, the rest to 100%
 its headroom; an exp roof that cannot be known (a file without `exps`, or no exp rate in the
 ceilings) is written out as unknown instead of a bar. A run none of whose entries records exps
-(files from before issue 23) gets no chart, only a note: its bounds are those of the roofline.
+(files from before the exp roof) gets no chart, only a note: its bounds are those of the roofline.
 
 Why this and not only the roofline: the roofline places a point by FLOPs and bytes only, so an exp
 bound has no axis there (it is a ceiling per point: useful FLOPs per exp x the exp rate). Bars on one
@@ -76,7 +76,7 @@ def build_one(ds: Dataset, dtype: str) -> Chart | None:
 def build(ds: Dataset) -> Built:
     out = Built()
     if not any(e.exps is not None for e in ds.ok_entries):
-        out.notes.append("bound breakdown: no entry records exps (a file written before the exp roof, issue 23): "
+        out.notes.append("bound breakdown: no entry records exps (a file written before the exp roof): "
                          "the exp roof is unknown, the report's bound column names compute or memory")
         return out
     for dt in ds.dtypes:

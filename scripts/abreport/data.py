@@ -45,12 +45,12 @@ class Entry:
     rel_err: Optional[float] = None
     err_ok: Optional[bool] = None
     tolerance: Optional[float] = None  # the dtype's sweep tolerance that err_ok gates rel_err with
-    # FP8 (issue 16). rel_err is against the fp64 reference on the inputs the kernel saw (quantised
+    # FP8: rel_err is against the fp64 reference on the inputs the kernel saw (quantised
     # for e4m3); e2e_rel_err against the fp64 reference on the unrounded fp32 inputs. None when the
     # file does not record them (older files) or holds null.
     e2e_rel_err: Optional[float] = None
     out_dtype: Optional[str] = None  # dtype of O (bf16 for e4m3 entries)
-    # The check of every output (issue 30): rows whose error was measured (every row against the
+    # The check of every output: rows whose error was measured (every row against the
     # backend's fp32 reference, or the fp64 sample), bad elements the scan of every row found, the
     # worst row's relative error, its (b, h, i) and its tolerance. None in files written before.
     rows_total: Optional[int] = None
@@ -60,7 +60,7 @@ class Entry:
     worst_row: Optional[tuple[int, int, int]] = None
     row_tolerance: Optional[float] = None
     input_scales: Optional[tuple[float, float, float]] = None  # per-tensor e4m3 scales (q, k, v)
-    # Exponentials the entry's kernel executes (model; issue 23). None in files written before the
+    # Exponentials the entry's kernel executes (model). None in files written before the
     # exp roof: its exp bound is then unknown (roofs.py), never invented.
     exps: Optional[float] = None
     dram_bytes_measured: Optional[float] = None
@@ -70,7 +70,7 @@ class Entry:
     # attnbench backend it ran beside (cpu or cuda); Br = Bc = 0 (its tiles are its own).
     peer_device: Optional[str] = None
     library: str = ""
-    # The pass (issue 24, docs/backward.md): fwd, bwd or fwd_bwd ("fwd" in older files), and the
+    # The pass (docs/backward.md): fwd, bwd or fwd_bwd ("fwd" in older files), and the
     # worst gradient's relative error of bwd / fwd_bwd entries (None otherwise).
     pass_: str = "fwd"
     grad_err: Optional[float] = None
@@ -105,6 +105,11 @@ class Entry:
         return (self.variant,) + self.problem_key + (self.Br, self.Bc)
 
     @property
+    def pass_label(self) -> str:
+        """'' for the forward, else how charts name the pass ('bwd', 'fwd+bwd')."""
+        return {"fwd": "", "bwd": "bwd", "fwd_bwd": "fwd+bwd"}[self.pass_]
+
+    @property
     def shape_label(self) -> str:
         text = f"B{self.B} H{self.H} Hkv{self.Hkv} Nq{self.Nq} Nkv{self.Nkv} d{self.d} {self.mask}"
         return text if self.pass_ == "fwd" else f"{text} pass:{self.pass_}"
@@ -129,7 +134,7 @@ class CeilingSet:
 
     bandwidth_gbps: Optional[float] = None
     tflops: dict[str, float] = field(default_factory=dict)
-    exps_per_s: Optional[float] = None  # the exp roof (issue 23): exponentials per second
+    exps_per_s: Optional[float] = None  # the exp roof: exponentials per second
     # The CPU backend computes every dtype in fp32 (bf16/fp16/e4m3 inputs rounded, math in
     # fp32: docs/cpu.md), so its fp32 GEMM is every dtype's compute roof.
     fp32_compute: bool = False

@@ -1,4 +1,4 @@
-"""Block-sparse density chart (issue 15): useful TFLOP/s and speedup over dense flash2 against
+"""Block-sparse density chart: useful TFLOP/s and speedup over dense flash2 against
 the mask's density, one figure per dtype.
 
 Entries come from the `density` sweep group (harness/presets.cpp): one shape, masks `none` and

@@ -1,4 +1,4 @@
-"""FP8 beside BF16 (issue 16): per problem with e4m3 entries, the e4m3 rows and the bf16 rows of
+"""FP8 beside BF16: per problem with e4m3 entries, the e4m3 rows and the bf16 rows of
 the same problem, their times, TFLOP/s, both errors, and the speed of each fp8 row relative to
 its bf16 partner and to the fastest bf16 row, all measured in the same run.
 
@@ -29,7 +29,7 @@ ERRORS_SENTENCE = ("rel_err is the kernel's own error: O against the fp64 refere
 TABLE_SENTENCE = ("rel_err: O against the fp64 reference on the inputs the kernel saw (quantised for e4m3), "
                   "the kernel's own error, gated by the tolerance; e2e_rel_err: O against the fp64 reference on "
                   "the unrounded fp32 inputs, the end-to-end cost of the input precision.")
-MISSING_SENTENCE = ("n/a: not recorded (a file written before issue 16) or no value; —: the entry did not run "
+MISSING_SENTENCE = ("n/a: not recorded (a file written before the field existed) or no value; —: the entry did not run "
                     "(its status says why).")
 
 

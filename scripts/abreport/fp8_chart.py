@@ -1,4 +1,4 @@
-"""Chart `fp8_vs_bf16` (issue 16): TFLOP/s against sequence length of every fp8 row (solid) and its
+"""Chart `fp8_vs_bf16`: TFLOP/s against sequence length of every fp8 row (solid) and its
 bf16 partner (dashed; fp16 or fp32 where the problem has no bf16, as in the report's table), one
 panel per (backend, head dim, mask), with the e4m3 and the partner dtype's peaks of the run's
 device as horizontal lines (measured solid, theoretical dashed; only on panels of the backend the

@@ -1,4 +1,4 @@
-"""The interactive page (issue 27): report.html beside report.md, and compare's HTML view.
+"""The interactive page: report.html beside report.md, and compare's HTML view.
 
 One self-contained file per page: the data (every plotted entry as the file holds it, plus what
 the charts place it at) is embedded as JSON and drawn by a small hand-written SVG renderer
@@ -24,8 +24,8 @@ from .views import bound_rows, exp_marks, marker_axis, roofline_entries, roofs, 
 
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 PAGE_NAME = "report.html"
-# The facets a reader filters by: (key in the page data, label). `pass` is the coming
-# backward-pass axis (issue 24); an entry without the field is a forward pass.
+# The facets a reader filters by: (key in the page data, label). `pass` is the
+# backward-pass axis (docs/backward.md); an entry without the field is a forward pass.
 FACETS = (("variant", "variant"), ("dtype", "dtype"), ("mask", "mask"), ("d", "head dim"),
           ("pass", "pass"), ("backend", "backend"))
 DEFAULT_PASS = "fwd"

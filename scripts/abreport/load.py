@@ -101,7 +101,7 @@ def _count(c: _Checker, key: str, required: bool = False) -> Optional[int]:
 
 
 def _worst_row(c: _Checker, obj: Any) -> Optional[tuple[int, int, int]]:
-    """The worst row {"b", "h", "i"} (issue 30); None when absent or null."""
+    """The worst row {"b", "h", "i"}; None when absent or null."""
     if obj is None:
         return None
     if not isinstance(obj, dict):
@@ -142,7 +142,7 @@ def _ceiling_set(file: str, where: str, obj: Any) -> CeilingSet:
         v = tc.number(k, positive=True, nullable=True)
         if v is not None:
             peaks[k] = v
-    ex = c.number("exps_per_s", required=False, positive=True, nullable=True)  # issue 23's exp rate
+    ex = c.number("exps_per_s", required=False, positive=True, nullable=True)  # the exp roof's rate
     return CeilingSet(bandwidth_gbps=bw, tflops=peaks, exps_per_s=ex)
 
 

@@ -107,7 +107,7 @@ def _versus_table(ds: Dataset) -> list[str]:
 
 
 def error_text(e: Entry) -> str:
-    """The worst row's relative error and where it is (issue 30: every row checked); rel_err,
+    """The worst row's relative error and where it is (every row checked); rel_err,
     pooled over the sampled rows, for files written before."""
     mark = "" if e.err_ok is None else (" ✓" if e.err_ok else " ✗ over tolerance")
     if e.worst_row_err is not None and e.worst_row is not None:
@@ -171,7 +171,7 @@ def _ceiling_table(ds: Dataset) -> list[str]:
     lines.append("Measured ceilings (solid lines in the charts) come from copy, GEMM and exp-throughput "
                  "benchmarks run with the sweep; theoretical ones (dashed) from the device's specifications.")
     if exp_rate(ceil)[0] is None:
-        lines.append("This run's context has no exp rate (written before the exp roof, issue 23, or with "
+        lines.append("This run's context has no exp rate (written before the exp roof, or with "
                      "`--no-ceilings`): the exp roof is unknown and the bound is the larger of compute and memory.")
     return lines
 
@@ -313,7 +313,7 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
               "bandwidth) and exp (the entry's exponentials / the exp rate); the largest binds and names the "
               "bound, % of bound = that bound / measured time (= achieved / roof), roof = useful FLOPs / that "
               "bound in TFLOP/s. Measured ceilings are used (theoretical when none were measured). Without an "
-              "exp count (files written before issue 23) or an exp rate the exp roof is unknown: the bound is "
+              "exp count (files written before the exp roof) or an exp rate the exp roof is unknown: the bound is "
               "then the larger of compute (intensity above the ridge point) and memory. Intensity uses measured "
               "DRAM bytes when Nsight Compute measured them, modeled bytes otherwise. See docs/charts.md.", ""]
     lines += table if verdicts else ["No configuration ran."]

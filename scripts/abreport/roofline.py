@@ -4,7 +4,7 @@ Log-log. Measured ceilings (copy bandwidth, GEMM peak of the dtype) solid, theor
 dashed; the ridge point (peak / bandwidth) marked. Library peers (scripts/peers.py) are
 hollow markers, placed by their minimal-IO bytes (they publish no byte model of their own). Points left of the ridge are
 memory-bound, right of it compute-bound; the gap to the roof is what is left. The third roof
-(issue 23): a point whose exp bound (exps / exp rate) is its tightest gets a purple tick at its
+(the exp roof): a point whose exp bound (exps / exp rate) is its tightest gets a purple tick at its
 exp roof (useful FLOPs / exp bound, in TFLOP/s) joined to it by a dotted line: the roof that
 caps it lies below the bandwidth/peak roof the lines draw.
 """
@@ -103,10 +103,20 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
                                facecolors="none", edgecolors=colors[v], marker=mk, s=44, linewidths=1.4,
                                zorder=3)
                     continue
-                ax.scatter([e.roof_intensity for e in part], [e.tflops for e in part],
-                           color=colors[v], marker=mk, s=36, alpha=0.85, zorder=3,
-                           edgecolors="black" if measured else "white",
-                           linewidths=1.1 if measured else 0.4)
+                fwd = [e for e in part if e.pass_ == "fwd"]
+                if fwd:
+                    ax.scatter([e.roof_intensity for e in fwd], [e.tflops for e in fwd],
+                               color=colors[v], marker=mk, s=36, alpha=0.85, zorder=3,
+                               edgecolors="black" if measured else "white",
+                               linewidths=1.1 if measured else 0.4)
+                for pass_ in ("bwd", "fwd_bwd"):  # half-filled markers: scatter has no fill styles
+                    pp = [e for e in part if e.pass_ == pass_]
+                    if pp:
+                        ax.plot([e.roof_intensity for e in pp], [e.tflops for e in pp], linestyle="none",
+                                color=colors[v], marker=mk, markersize=6.5, alpha=0.85, zorder=3,
+                                fillstyle=style.PASS_FILL[pass_], markerfacecoloralt="white",
+                                markeredgecolor="black" if measured else colors[v],
+                                markeredgewidth=1.1 if measured else 0.6)
                 n_measured += len(part) if measured else 0
             points[v] = points.get(v, 0) + len(sel)
 
@@ -161,6 +171,11 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
                    for v in points if v not in peers]
     peer_handles = [Line2D([], [], marker="o", linestyle="none", markerfacecolor="none",
                            markeredgecolor=colors[v], markeredgewidth=1.4, label=v) for v in points if v in peers]
+    passes = [p for p in ("fwd", "bwd", "fwd_bwd") if any(e.pass_ == p and not e.peer for e in entries)]
+    # The backward's points are half-filled, fwd+bwd's bottom-filled (a legend only when they ran).
+    pass_handles = [Line2D([], [], marker="o", linestyle="none", color="#555555", markerfacecoloralt="white",
+                           fillstyle=style.PASS_FILL[p], label=p.replace("fwd_bwd", "fwd+bwd"))
+                    for p in passes] if passes != ["fwd"] else []
     mk_handles = [Line2D([], [], marker=mk, linestyle="none", color="#555555",
                          label=f"d={mval}" if mkey == "d" else str(mval))
                   for mval, mk in markers.items() if any(getattr(e, mkey) == mval for e in entries)]
@@ -171,6 +186,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
     style.section_legend(ax, [("variant", var_handles),
                               ("library peers (hollow; minimal-IO bytes)", peer_handles),
                               ("head dim" if mkey == "d" else "mask", mk_handles),
+                              ("pass", pass_handles),
                               ("ceilings", ceiling_handles)])
     if not ceiling_handles:
         ax.text(0.02, 0.97, "no ceilings in this run's context", transform=ax.transAxes,
@@ -178,7 +194,7 @@ def build_one(ds: Dataset, dtype: str) -> Optional[Chart]:
 
     summary = {"dtype": dtype, "points": points, "ceilings": drawn,
                "ridges": {k: r for k, r, _ in ridges}, "measured_points": n_measured,
-               "marker_by": mkey, "above_tolerance": len(bad), "peers": sorted(peers),
+               "marker_by": mkey, "above_tolerance": len(bad), "peers": sorted(peers), "passes": passes,
                "exp_marks": {m.entry.name: m.exp_roof_tflops for m in marks}}
     return Chart(stem=f"roofline_{dtype}", title=f"Roofline ({dtype})", fig=fig, summary=summary)
 

@@ -1,7 +1,7 @@
-"""Roofline arithmetic with three roofs (issue 23): the lower bound on an entry's time is the
+"""Roofline arithmetic with three roofs: the lower bound on an entry's time is the
 largest of FLOPs / peak (compute), bytes / bandwidth (memory) and exps / exp rate (exp); the
 roof that gives it binds, and % of bound = that bound / measured time. The exp roof needs the
-entry's `exps` (written since issue 23) and an exp rate in the ceilings; without either it is
+entry's `exps` (written since the exp roof) and an exp rate in the ceilings; without either it is
 unknown and said so, never invented."""
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def exp_rate(ceilings: Ceilings) -> tuple[Optional[float], str]:
 def exp_unknown_note(e: Entry, ceilings: Ceilings) -> str:
     """Why an entry's exp roof is unknown ("" when it is known)."""
     if e.exps is None:
-        return "exp roof unknown: the entry records no exps (a file written before the exp roof, issue 23)"
+        return "exp roof unknown: the entry records no exps (a file written before the exp roof)"
     if exp_rate(ceilings)[0] is None:
         return "exp roof unknown: no exp rate in the run's ceilings"
     return ""

@@ -78,6 +78,7 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
     ratios: dict[str, list[tuple[int, int, str, float]]] = {
         k: [(r.entry.d, r.entry.Nq, r.entry.mask, r.ratio) for r in rs] for k, rs in view.ratios.items()}
     series_run = {k: rs[0].entry.run for k, rs in view.ratios.items()}
+    series_pass = {k: rs[0].entry.pass_ for k, rs in view.ratios.items()}
     peer_series = {series(e) for e in pts if e.peer}
 
     nrows, ncols = _layout(d_vals, masks)
@@ -94,7 +95,8 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
         for key in sorted({series(e) for e in sel}):
             s = sorted((e for e in sel if series(e) == key), key=lambda e: e.Nq)
             v = s[0].variant
-            ls, mk = rstyle[s[0].run] if multi_run else ("--" if v == bases[s[0].run] else "-", "o")
+            ls, mk = rstyle[s[0].run] if multi_run else ("--" if v == bases[s[0].run] else "-",
+                                                          style.PASS_MARKER[s[0].pass_])
             line = style.peer_line() if s[0].peer else {"marker": mk, "markersize": 3.5, "linestyle": ls}
             h, = ax.plot([e.Nq for e in s], [e.tflops for e in s], color=colors[v], label=key, **line)
             handles.setdefault(key, h)
@@ -127,7 +129,7 @@ def build_dtype(ds: Dataset, dtype: str, baseline: Optional[str]) -> Built:
                 continue
             any_pts = True
             v = key.split(" ")[0]
-            ls, mk = rstyle[series_run[key]] if multi_run else ("-", "o")
+            ls, mk = rstyle[series_run[key]] if multi_run else ("-", style.PASS_MARKER[series_pass[key]])
             line = style.peer_line() if key in peer_series else {"marker": mk, "markersize": 3.5, "linestyle": ls}
             h, = ax.plot([n for n, _ in s], [r for _, r in s], color=colors[v], label=key, **line)
             handles.setdefault(key, h)

@@ -18,6 +18,10 @@ from .palette import GREYS, PALETTE, PEER_PALETTE, colors_for, marker_order, var
 FORMATS = ("png", "svg")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 PEER_MARKER = "D"
+# The backward pass in the charts (docs/backward.md): the forward's series filled, the backward's
+# half-filled (roofline) and on square markers (against N), fwd+bwd bottom-filled on triangles.
+PASS_FILL = {"fwd": "full", "bwd": "left", "fwd_bwd": "bottom"}
+PASS_MARKER = {"fwd": "o", "bwd": "s", "fwd_bwd": "^"}
 
 
 def peer_line() -> dict:

@@ -1,4 +1,4 @@
-"""The report's "Training" section (issue 24, docs/backward.md): per problem with backward
+"""The report's "Training" section (docs/backward.md): per problem with backward
 entries, each variant's forward, backward and fwd+bwd TFLOP/s (useful FLOPs: the forward's,
 2.5x and 3.5x of them) at its fastest tile, the backward / forward time ratio and the worst
 gradient error, attnbench rows and library peers side by side."""

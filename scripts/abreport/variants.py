@@ -36,7 +36,7 @@ class VariantRow:
 
     name: str
     backend: str
-    math: str  # softmax | linear | linformer | performer | additive
+    math: str  # softmax | linear | linformer | performer | additive | routing
     summary: str
     writes_lse: bool
     tags: tuple[str, ...]

@@ -34,7 +34,7 @@ def marker_axis(entries: list[Entry]) -> tuple[str, list]:
 @dataclass(frozen=True)
 class Roof:
     """One set of ceilings of a dtype: bandwidth line up to the ridge, flat peak after it, and
-    the exp rate (the third roof, issue 23: drawn per point where it binds, see exp_marks)."""
+    the exp rate (the third roof: drawn per point where it binds, see exp_marks)."""
 
     kind: str  # measured | theoretical
     bandwidth_gbps: Optional[float]
@@ -74,7 +74,7 @@ def roofs(ceil: Ceilings, dtype: str) -> list[Roof]:
     return out
 
 
-# ---- the exp roof (issue 23) --------------------------------------------------------------
+# ---- the exp roof -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ExpMark:
@@ -159,7 +159,7 @@ class SeqView:
     ratios: dict[str, list[Ratio]] = field(default_factory=dict)
 
     def series_key(self, e: Entry) -> str:
-        k = e.variant
+        k = e.variant + (f" {e.pass_label}" if e.pass_label else "")
         if self.multi_shape:
             k += f" B{e.B} H{e.H} Hkv{e.Hkv}"
         if self.multi_run:

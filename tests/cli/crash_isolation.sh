@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# crash_isolation.sh BIN RESUME_SCRIPT WORKDIR (issue 21)
+# crash_isolation.sh BIN RESUME_SCRIPT WORKDIR
 # A sweep of four CPU rows with a planted hang in flash1 (ATTNBENCH_FAULT hang: the
 # watchdog polls a device that never finishes, against --wait-timeout) and a planted
 # crash in linear (SIGSEGV):
@@ -12,7 +12,7 @@
 #      reason naming the failed configuration; the lock file is gone.
 # Negative controls: the same log with the row_fault marks removed makes a resume run
 # flash1 again (it hangs again: status 3), and resume_sweep.sh restarting only on status 3
-# (as before issue 21) leaves the sweep unfinished after the crash.
+# (as before crash isolation) leaves the sweep unfinished after the crash.
 # Ceilings: a run cut off by a hang writes its measured ceilings into the log's header and the
 # resumed run reuses them (context.ceilings_from) instead of measuring again.
 set -euo pipefail

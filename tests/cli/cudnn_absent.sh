@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cudnn_absent.sh BIN WORK (issue 21): cuDNN is loaded on its own.
+# cudnn_absent.sh BIN WORK: cuDNN is loaded on its own.
 #  1. libattnbench_cuda.so needs no libcudnn / libnvrtc (readelf); control: the cuDNN module
 #     libattnbench_cudnn.so beside it does (so the check sees NEEDED entries at all).
 #  2. With a broken libcudnn.so.9 first on LD_LIBRARY_PATH (searched before the modules'

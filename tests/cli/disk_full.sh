@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# disk_full.sh BIN WORKDIR: a full disk loses nothing already finished (issue 12).
+# disk_full.sh BIN WORKDIR: a full disk loses nothing already finished.
 # Needs root for a 64 KiB tmpfs; exits 77 (skipped) with the reason otherwise.
 # 1. --resume must rewrite a log with a torn line on a full disk: exit 1, one line
 #    naming the log and the OS error; the old log is kept byte for byte, no temp file.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_tests_restart.sh WORK (issue 21): scripts/gpu_tests.sh against a stand-in test binary
+# gpu_tests_restart.sh WORK: scripts/gpu_tests.sh against a stand-in test binary
 # (gtest's output, filter and XML) whose second test hangs (exit 3, as sync_device ends a
 # hung test) and third crashes (SIGSEGV): the runner must start it again past each, run the
 # last test, and report 2 passed, 1 hung, 1 crashed in 3 processes (exit 1); a left-out row

@@ -66,7 +66,7 @@ assert sorted(names) == sorted(open(expected).read().split()), len(names)
 failed = [b["name"] for b in bench if b["status"] == "failed"]
 assert failed == [victim], failed
 row = victim.split("/")[0]
-# The victim's row is quarantined (issue 21): its configurations not run before it are
+# The victim's row is quarantined: its configurations not run before it are
 # skipped, not retried.
 rest = [b for b in bench if b["variant"] == row and b["name"] != victim and b["status"] != "ok"]
 assert rest and all(b["status"] == "skipped" and b.get("quarantined_by") == victim for b in rest), rest[:1]

@@ -1,4 +1,4 @@
-"""Writes the e4m3 inputs of tests/cli.cmake's bad-input cases (issue 16), pure Python:
+"""Writes the e4m3 inputs of tests/cli.cmake's bad-input cases, pure Python:
 q_u1.npy [1, 2, 16, 32] and k_u1.npy [1, 2, 16, 32] (valid e4m3 codes), v_nan7f.npy and
 v_nanff.npy (one NaN code, 0x7F / 0xFF, at element 100), k_f4.npy (float32, the same shape)."""
 from __future__ import annotations

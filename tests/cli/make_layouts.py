@@ -1,4 +1,4 @@
-"""Writes the block-layout inputs of tests/cli.cmake's bad-input cases (issue 15):
+"""Writes the block-layout inputs of tests/cli.cmake's bad-input cases:
 layout_f4.npy (float32, a wrong dtype) and layout_2x2.npy (uint8 0/1, 2 x 2 blocks)."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# resume_guard.sh BIN WORKDIR: a resume that cannot be fooled (issue 12).
+# resume_guard.sh BIN WORKDIR: a resume that cannot be fooled.
 # 1. --resume of another sweep's log: exit 2, one line naming the log; --append accepts it.
 # 2. Log lines failing the entry schema are not finished results: they run again, one warning line.
 # 3. A second writer on one --out fails at once (exit 1) naming the first one's pid.

@@ -32,7 +32,7 @@ TEST(backend_cpu, measured_ceilings) {
   EXPECT_GT(m["bandwidth_gbps"].get<double>(), 0.1);
   EXPECT_GT(m["tflops"]["fp32"].get<double>(), 1e-4);
   EXPECT_FALSE(c["ceilings"].contains("theoretical"));
-  // The fp32 ceiling is the best size measured, and says which (issue 14).
+  // The fp32 ceiling is the best size measured, and says which.
   const auto& how = m["fp32_sgemm"];
   double best = 0;
   for (const auto& [n, tflops] : how["tflops_by_n"].items()) best = std::max(best, tflops.get<double>());

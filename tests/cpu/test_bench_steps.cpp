@@ -140,7 +140,7 @@ TEST(result_entry, console_line_comes_from_the_typed_result) {
   EXPECT_NE(ok.find(" TFLOP/s "), std::string::npos);
   EXPECT_TRUE(ok.ends_with(" ok")) << ok;
   const std::string tail = "/cpu/fp32/B:1/H:2/Hkv:2/Nq:24/Nkv:24/d:16/mask:";
-  // A NaN in O fails the entry, naming where (issue 30).
+  // A NaN in O fails the entry, naming where.
   EXPECT_EQ(by_status.at("t_nan failed"),
             fmt::format("{:<90} failed: non-finite outputs: 1 element in 1 row of 48, the first at (b 0, h 0, row 0)",
                         "t_nan" + tail + "none/Br:16/Bc:16"));

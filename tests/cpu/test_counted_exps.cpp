@@ -1,7 +1,7 @@
 // Exponentials the CPU kernels count while they run (runner::counted_exps: in the row
 // operations and the tile softmax, where the exps are computed) equal each row's model
 // (model_figures::exps, kernels/models/) exactly, over ragged shapes, Nq != Nkv both ways,
-// every interval mask, GQA and several tile shapes (issue 23). Negative controls: a count
+// every interval mask, GQA and several tile shapes. Negative controls: a count
 // that left out the per-row rescales, or a kernel walking other tiles than its model, is
 // caught by the same comparison.
 #include <gtest/gtest.h>

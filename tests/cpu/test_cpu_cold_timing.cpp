@@ -1,4 +1,4 @@
-// Cold-cache timing on the CPU (issue 14): the LLC size read from sysfs and the eviction
+// Cold-cache timing on the CPU: the LLC size read from sysfs and the eviction
 // buffer rule (at least twice the LLC), one eviction per timed run and never inside the
 // timed region (a fake clock that the eviction advances by a second), none with --hot,
 // and the JSON context saying which. The negative control runs the same check on a

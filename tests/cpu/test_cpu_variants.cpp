@@ -263,7 +263,7 @@ TEST(cpu_variants, expected_rows_and_support_rules) {
   EXPECT_EQ(lin->math, attention_math::linear);
 }
 
-// ---- bf16 and e4m3 on the CPU (issue 16) ---------------------------------------------
+// ---- bf16 and e4m3 on the CPU --------------------------------------------------------
 
 // e4m3 inputs as the harness hands them over (host_inputs::scales): every value
 // of a tensor is an e4m3 code times the tensor's scale, amax / 448.

@@ -1,4 +1,4 @@
-// Theoretical ceilings by part name (issue 9, defect 2): the datasheet's
+// Theoretical ceilings by part name: the datasheet's
 // dense figures at the tensor boost clock, not ops/clock x the max clock.
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ TEST(Datasheet, MoreSpecificNamesWinAndUnknownPartsHaveNone) {
   EXPECT_EQ(find_datasheet(""), nullptr);
 }
 
-// FP8 (e4m3) dense peaks (issue 16): the datasheets give FP8 with sparsity
+// FP8 (e4m3) dense peaks: the datasheets give FP8 with sparsity
 // (H100/H200 SXM 3,958, NVL 3,341, H100 PCIe 3,026 TFLOPS); dense is half,
 // about twice bf16. A100 has no FP8: 0, so the context gives no e4m3 key.
 TEST(Datasheet, Fp8DensePeaksAreHalfTheSparsityFigures) {

@@ -1,4 +1,4 @@
-// Issue 21: the watchdog's polling loop against a fake clock and a fake device query
+// The watchdog's polling loop against a fake clock and a fake device query
 // (harness/device_watchdog.hpp; the cuda backend and the GPU tests wrap cudaEventQuery /
 // cudaStreamQuery in it), the deadline rule, and the crash guard's record of a crash.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The exp roof's ceilings (issue 23): the datasheet's exp rate (SMs x 16 x the clock of its
+// The exp roof's ceilings: the datasheet's exp rate (SMs x 16 x the clock of its
 // tensor figures), the theoretical rate of other GPUs, the CPU measurement (the kernels' own
 // exp in checked chains; ~0.2 s here), and how they enter a backend's context
 // (add_exp_ceilings). Controls: the chain check rejects results of another

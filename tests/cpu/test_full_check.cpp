@@ -1,4 +1,4 @@
-// Issue 30 on the cpu backend: every output element scanned (kernels/reference/row_check.hpp),
+// The check of every output on the cpu backend: every element scanned (kernels/reference/row_check.hpp),
 // every row's error against the fp32 reference of all rows (kernels/reference/reference_fp32.hpp),
 // the worst row gated, and the two negative controls: a kernel that never writes one interior
 // query tile at B1 H8 N4096 fails its entry for every such tile (the fp64 sample alone misses
@@ -194,7 +194,7 @@ TEST(full_check, a_skipped_query_tile_fails_its_entry_every_time) {
       if (sampled.lower_bound(lo) == sampled.lower_bound(lo + 64)) missed.push_back(lo);
     }
   const double fraction = double(missed.size()) / double(p.H * (tiles - 2));
-  // Before issue 30 such a tile passed: ~(1 - 64/32768)^256 = 0.61 of them.
+  // With the fp64 sample alone such a tile passes: ~(1 - 64/32768)^256 = 0.61 of them.
   EXPECT_GT(fraction, 0.45);
   EXPECT_LT(fraction, 0.75);
   auto be = make_cpu_backend();

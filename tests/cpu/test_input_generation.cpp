@@ -1,4 +1,4 @@
-// Issue 21: inputs generated in parallel blocks (values independent of the thread count,
+// Inputs generated in parallel blocks (values independent of the thread count,
 // the seed rule of tensors.hpp) and the fp32 originals shared across the dtypes of a shape.
 #include <gtest/gtest.h>
 

@@ -146,7 +146,7 @@ TEST(json_output, skipped_failed_and_nan_entries) {
   EXPECT_EQ(unsup["error_message"], "test row: no local masks");
   EXPECT_TRUE(unsup["time_ms"].is_null());
   EXPECT_TRUE(unsup["rel_err"].is_null());
-  // A non-finite output fails the entry (issue 30), validated but never timed.
+  // A non-finite output fails the entry, validated but never timed.
   const json& nan = by["t_nan" + tail + "none/Br:16/Bc:16"];
   EXPECT_EQ(nan["status"], "failed");
   EXPECT_EQ(nan["error_message"], "non-finite outputs: 1 element in 1 row of 160, the first at (b 0, h 0, row 0)");
@@ -289,5 +289,42 @@ TEST(json_output, approximations_carry_their_distance_to_exact_attention) {
       EXPECT_GT(e["approx_err_vs_exact"].get<double>(), 1e3 * e["tolerance"].get<double>()) << e["name"];
       EXPECT_LT(e["rel_err"].get<double>(), e["tolerance"].get<double>()) << e["name"];
     }
+  }
+}
+
+// The routing row's entry splits its time and model into phases (routing, attention) from the
+// runs already made: shares summing to 1, times to the median, figures to the entry's; other
+// rows carry no phases.
+TEST(json_output, routing_entry_carries_its_phases) {
+  auto be = make_cpu_backend();
+  const auto configs = tiny(registry(), {"routing", "flash2"}, "causal");
+  ASSERT_EQ(configs.size(), 2u);
+  const std::string p = fresh("phases.log.jsonl");
+  results_log log(p, false);
+  EXPECT_EQ(run_sweep(*be, configs, &log, quick_options()).ok, 2);
+  for (const auto& e : read_results_log(p).entries) {
+    ASSERT_EQ(e["status"], "ok") << e["name"];
+    if (e["variant"] == "flash2") {
+      EXPECT_FALSE(e.contains("phases"));
+      continue;
+    }
+    EXPECT_TRUE(e["approx_err_vs_exact"].is_number());
+    const auto& ph = e["phases"];
+    ASSERT_TRUE(ph.contains("routing") && ph.contains("attention")) << ph.dump();
+    double share = 0, ms = 0, flops = 0, bytes = 0, exps = 0;
+    for (const char* k : {"routing", "attention"}) {
+      ASSERT_TRUE(ph[k]["share"].is_number()) << ph.dump();
+      EXPECT_GT(ph[k]["share"].get<double>(), 0) << k;
+      share += ph[k]["share"].get<double>();
+      ms += ph[k]["time_ms"].get<double>();
+      flops += ph[k]["flops"].get<double>();
+      bytes += ph[k]["bytes"].get<double>();
+      exps += ph[k]["exps"].get<double>();
+    }
+    EXPECT_NEAR(share, 1.0, 1e-12);
+    EXPECT_NEAR(ms, e["time_ms"].get<double>(), 1e-9 * ms);
+    EXPECT_EQ(flops, e["flops"].get<double>());
+    EXPECT_EQ(bytes, e["bytes"].get<double>());
+    EXPECT_EQ(exps, e["exps"].get<double>());
   }
 }

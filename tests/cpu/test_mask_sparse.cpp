@@ -1,4 +1,4 @@
-// The sparse mask terms of issue 15 (strided, random blocks, block layouts;
+// The sparse mask terms (strided, random blocks, block layouts;
 // docs/masks.md) against brute force: is_visible against the rules written
 // out independently, visible_keys / visible_pairs against pair counts,
 // kv_tile_visible and make_kv_tile_list against per-pair scans of every tile

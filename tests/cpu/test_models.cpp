@@ -100,7 +100,7 @@ TEST(models, bytes_linear_by_hand) {
   EXPECT_EQ(model_bytes_linear(z), /*state*/ 288 + /*zeros*/ 96 + /*chunk 0*/ 288 + 2 * 64 + 2 * 64);
 }
 
-// e4m3 (issue 16): Q, K, V at 1 byte, O at output_bytes = 2 (bf16), S/P/lse/l/m
+// e4m3: Q, K, V at 1 byte, O at output_bytes = 2 (bf16), S/P/lse/l/m
 // and states at 4, in every model. Causal 40 x 40, d = 8, 16 x 16 tiles, B = H = 1:
 // |Q| = |K| = |V| = |O| = 320 elements, 1600 scores.
 TEST(models, e4m3_bytes_by_hand) {

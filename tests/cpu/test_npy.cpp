@@ -82,7 +82,7 @@ TEST(npy, rejects_bad_files_naming_the_problem) {
   std::ofstream(junk) << "hello, not numpy";
   fails_with(junk, "bad magic");
   fails_with(path_of("does-not-exist.npy"), "cannot read");
-  // Issue 12: a header claiming 2^61 x 8 x 8 elements with no data, a shape
+  // A header claiming 2^61 x 8 x 8 elements with no data, a shape
   // whose product wraps, a directory and an endless device stream.
   fails_with(
       raw_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2305843009213693952, 1, 8, 8), }", 0),

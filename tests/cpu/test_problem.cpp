@@ -67,7 +67,7 @@ TEST(problem, validate_names_the_bad_value) {
   EXPECT_NE(validation_error(p).find("Bc=512"), std::string::npos);
 }
 
-// Issue 12: sizes that would overflow 64-bit size and byte arithmetic, or
+// Sizes that would overflow 64-bit size and byte arithmetic, or
 // spin the per-row models, are refused by name; masks bounds likewise.
 TEST(problem, sizes_beyond_the_limits_name_the_value) {
   problem ok;

@@ -187,7 +187,7 @@ TEST(results_log, sweep_entries_in_memory_after_a_resume_with_a_torn_tail) {
   EXPECT_EQ(assemble_results(ctx, log.entries()), assemble_results(ctx, read_results_log(p).entries));
 }
 
-// ---- issue 12: a resume that cannot be fooled ----
+// ---- a resume that cannot be fooled ----
 
 namespace {
 
@@ -285,7 +285,7 @@ TEST(results_log, a_failed_rewrite_keeps_the_old_log) {
   std::filesystem::remove_all(p + ".tmp");
 }
 
-// ---- issue 22 item 4: lock files go with a normal end; a killed run's is stale ----
+// ---- lock files go with a normal end; a killed run's is stale ----
 
 TEST(results_log, a_normal_end_removes_the_lock_file_a_killed_runs_stays_stale) {
   const std::string p = fresh_path("lockfile.log.jsonl");
@@ -315,7 +315,7 @@ TEST(results_log, a_normal_end_removes_the_lock_file_a_killed_runs_stays_stale) 
   EXPECT_FALSE(std::filesystem::exists(lock));
 }
 
-// ---- issue 21: crash isolation per row ----
+// ---- crash isolation per row ----
 
 namespace {
 
@@ -382,7 +382,7 @@ TEST(row_quarantine, without_the_mark_the_row_runs_again) {
   const sweep_totals t = run_sweep(*be, configs, &log, quiet_options());
   EXPECT_EQ(t.quarantined, 0);
   EXPECT_EQ(t.ok, 3);      // t_good
-  EXPECT_EQ(t.failed, 2);  // t_nan runs again (its NaN output fails the entry: issue 30)
+  EXPECT_EQ(t.failed, 2);  // t_nan runs again (its NaN output fails the entry)
 }
 
 TEST(row_quarantine, faults_in_another_log_and_sticky_errors_mark_rows) {

@@ -1,4 +1,4 @@
-// The scan rows (issue 25, docs/alternatives.md): selective_scan, wkv and wkv6 against their fp64
+// The scan rows (docs/alternatives.md): selective_scan, wkv, wkv6 and ssd against their fp64
 // references on ragged L, L = 1, tiny N and G > 1 (a head split between groups), bytes and
 // exps counted by the kernels equal to the models, the references against independent
 // explicit forms, and negative controls: kernels with a planted fault (the carry dropped at
@@ -56,10 +56,22 @@ struct scan_row {
 scan_row selective() { return {find_variant("selective_scan", backend_kind::cpu), cpu::make_selective_scan_runner}; }
 scan_row wkv() { return {find_variant("wkv", backend_kind::cpu), cpu::make_wkv_runner}; }
 scan_row wkv6() { return {find_variant("wkv6", backend_kind::cpu), cpu::make_wkv6_runner}; }
+scan_row ssd() { return {find_variant("ssd", backend_kind::cpu), cpu::make_ssd_runner}; }
 
-// The rows under test: 0 selective_scan, 1 wkv, 2 wkv6.
-scan_row scan_row_of(int which) { return which == 0 ? selective() : which == 1 ? wkv() : wkv6(); }
-constexpr const char* scan_row_names[] = {"selective_scan", "wkv", "wkv6"};
+// The rows under test: 0 selective_scan, 1 wkv, 2 wkv6, 3 ssd.
+scan_row scan_row_of(int which) { return which == 0 ? selective() : which == 1 ? wkv() : which == 2 ? wkv6() : ssd(); }
+constexpr const char* scan_row_names[] = {"selective_scan", "wkv", "wkv6", "ssd"};
+
+// SSD's shapes: the scans' (N = 16, G = 1) plus N from 1 to 64, N != d, and groups of whole
+// heads (G divides H), one head a group and two.
+std::vector<problem> ssd_shapes() {
+  std::vector<problem> out = scan_shapes(false);
+  for (std::int64_t N : {1, 3, 64}) out.push_back(scan_problem(1, 2, 45, 8, 16, N));
+  out.push_back(scan_problem(2, 2, 50, 16, 16, 4, 2));  // a group per head
+  out.push_back(scan_problem(1, 4, 37, 8, 16, 5, 2));   // two heads a group
+  out.push_back(scan_problem(1, 2, 70, 16, 32, 24));    // N > d, ragged chunks of 32
+  return out;
+}
 
 struct scan_run {
   host_outputs out;
@@ -85,13 +97,14 @@ constexpr double tolerance = 1e-5;  // fp32 recurrences against fp64: 1e-7 .. 4e
 class scan_rows : public ::testing::TestWithParam<int> {
  protected:
   scan_row row() const { return scan_row_of(GetParam()); }
-  bool with_state() const { return GetParam() == 0; }  // the selective scan reads N and G
+  bool with_state() const { return GetParam() == 0 || GetParam() == 3; }  // the Mamba scans read N and G
+  std::vector<problem> shapes() const { return GetParam() == 3 ? ssd_shapes() : scan_shapes(GetParam() == 0); }
 };
 
 TEST_P(scan_rows, match_the_fp64_reference) {
   const scan_row s = row();
   ASSERT_NE(s.row, nullptr);
-  for (const problem& p : scan_shapes(with_state())) {
+  for (const problem& p : shapes()) {
     ASSERT_TRUE(s.row->supports(p).ok) << s.row->supports(p).reason;
     const host_inputs in = make_inputs(p, 11);
     const scan_run r = run_scan(s, in);
@@ -106,12 +119,13 @@ TEST_P(scan_rows, match_the_fp64_reference) {
 TEST_P(scan_rows, counted_bytes_and_exps_equal_the_model) {
   const scan_row s = row();
   int checked = 0;
-  for (const problem& p : scan_shapes(with_state())) {
+  for (const problem& p : shapes()) {
     const scan_run r = run_scan(s, make_inputs(p, 3));
     const model_figures m = s.row->model(p);
     ASSERT_EQ(r.bytes, static_cast<std::int64_t>(m.bytes)) << s.row->benchmark_name(p);
     ASSERT_EQ(r.exps, static_cast<std::int64_t>(m.exps)) << s.row->benchmark_name(p);
-    EXPECT_GE(m.bytes, model_bytes_min(p) - 4.0 * p.q_elems()) << "u/k, dt/v, z, out at least once";
+    // Each row reads two of Q, K, V at least (SSD reads x and z, not K) and writes O.
+    EXPECT_GE(m.bytes, model_bytes_min(p) - 4.0 * p.q_elems()) << "two inputs and out at least once";
     ++checked;
   }
   EXPECT_GE(checked, 20);
@@ -141,7 +155,7 @@ TEST_P(scan_rows, planted_faults_are_caught) {
   EXPECT_FALSE(against_reference(s, in, clean.out).ok(tolerance));
 }
 
-INSTANTIATE_TEST_SUITE_P(rows, scan_rows, ::testing::Values(0, 1, 2),
+INSTANTIATE_TEST_SUITE_P(rows, scan_rows, ::testing::Values(0, 1, 2, 3),
                          [](const auto& info) { return std::string(scan_row_names[info.param]); });
 
 // The selective scan in its explicit ("attention") form, h_t = sum_{i<=t} exp(A sum_{j=i+1..t}
@@ -179,6 +193,45 @@ TEST(scan_reference, selective_scan_equals_its_explicit_form) {
           worst = std::max(worst, std::fabs(out - ref.o[((b * p.H + h) * L + t) * d + x]));
         }
       }
+  EXPECT_LT(worst, 1e-12);
+}
+
+// SSD in its explicit (masked attention) form, y_t = sum_{s<=t} (C_t . B_s) exp(A sum_{j=s+1..t}
+// dt_j) dt_s x_s + D x_t: the fp64 reference's recurrence equals it; the chunked kernel is held
+// to that reference on every shape above (chunks of 16 and 64, ragged), so chunking is checked
+// against the plain recurrence, not against itself.
+TEST(scan_reference, ssd_equals_its_explicit_form) {
+  const problem p = scan_problem(2, 4, 29, 8, 16, 5, 2);
+  const host_inputs in = make_inputs(p, 8);
+  const ssd_parameters s = make_ssd_parameters(p);
+  const reference_rows ref = reference_ssd(in, all_rows(p));
+  const std::int64_t P = p.d, N = p.dstate, L = p.Nq;
+  double worst = 0;
+  for (std::int64_t b = 0; b < p.B; ++b)
+    for (std::int64_t h = 0; h < p.H; ++h) {
+      const std::int64_t g = h / (p.H / p.ngroups);
+      auto dt = [&](std::int64_t t) {
+        return std::log1p(std::exp(double(s.dt_raw[(b * p.H + h) * L + t]) + s.bias[h]));
+      };
+      auto bc = [&](const std::vector<float>& m, std::int64_t t, std::int64_t n) {
+        return double(m[((b * p.ngroups + g) * L + t) * N + n]);
+      };
+      for (std::int64_t t = 0; t < L; ++t)
+        for (std::int64_t x = 0; x < P; ++x) {
+          const auto at = [&](const std::vector<float>& v, std::int64_t u) {
+            return double(v[((b * p.H + h) * L + u) * P + x]);
+          };
+          double y = s.skip[h] * at(in.q, t);
+          for (std::int64_t u = 0; u <= t; ++u) {
+            double cb = 0, decay_sum = 0;
+            for (std::int64_t n = 0; n < N; ++n) cb += bc(s.c, t, n) * bc(s.b, u, n);
+            for (std::int64_t j = u + 1; j <= t; ++j) decay_sum += dt(j);
+            y += cb * std::exp(s.a[h] * decay_sum) * dt(u) * at(in.q, u);
+          }
+          const double z = at(in.v, t);
+          worst = std::max(worst, std::fabs(y * z / (1 + std::exp(-z)) - ref.o[((b * p.H + h) * L + t) * P + x]));
+        }
+    }
   EXPECT_LT(worst, 1e-12);
 }
 
@@ -244,6 +297,17 @@ TEST(scan_models, by_hand) {
   EXPECT_EQ(model_flops_wkv6(p), 2.0 * 10 * (5 * 64 + 5 * 8));
   EXPECT_EQ(model_exps_wkv6(p), 16.0 * 10 * 2);
   EXPECT_EQ(model_bytes_wkv6(p), 2.0 * 4 * (8 + 5 * 10 * 8));
+  // SSD, P = 8, N = 4, L = 10 in one chunk of 16 (T = 10, no state update): per head 3 T + 6 T P
+  // + 2 T N P + T (T + 1) (N + P + 1) useful (the executed products over T^2 pairs); exps
+  // T (T + 1) / 2 + 2 T + T P; bytes A, D, bias, dt_raw, x, z, out, B, C.
+  EXPECT_EQ(model_flops_ssd(p), 2.0 * (30 + 480 + 640 + 110 * 13));
+  EXPECT_EQ(model_flops_executed_ssd(p), 2.0 * (30 + 480 + 640 + 100 * 24 + 110));
+  EXPECT_EQ(model_exps_ssd(p), 2.0 * (55 + 20 + 80));
+  EXPECT_EQ(model_bytes_ssd(p), 2.0 * 4 * (3 + 10 + 3 * 80 + 2 * 40));
+  // Two chunks of 16 and 4 (L = 20): the first also updates the state (T P + 2 T N P + 2 N P).
+  const problem two = scan_problem(1, 1, 20, 8, 16, 4, 1);
+  EXPECT_EQ(model_flops_ssd(two), (48 + 768 + 1024 + 272 * 13 + 128 + 1024 + 64) + (12 + 192 + 256 + 20 * 13));
+  EXPECT_EQ(model_exps_ssd(two), (136 + 32 + 128 + 16) + (10 + 8 + 32));
   // The worked shape of docs/alternatives.md: B = 1, D = 2048 (H = 32, d = 64), L = 4096, N = 16.
   const problem w = scan_problem(1, 32, 4096, 64, 64, 16, 1);
   EXPECT_EQ(model_flops_selective_scan(w), 2048.0 * 4096 * 101);
@@ -286,9 +350,16 @@ TEST(scan_rows_support, refusals_name_the_reason) {
   EXPECT_THROW(validate(p), input_error);
   p.dstate = 257;
   EXPECT_THROW(validate(p), input_error);
+  // SSD's groups hold whole heads: G = 2 divides the width 16 but not H = 3.
+  const variant& ssd = *find_variant("ssd", backend_kind::cpu);
+  p = scan_problem(1, 3, 64, 8, 16, 16, 2);
+  EXPECT_TRUE(s.supports(p).ok);
+  EXPECT_NE(ssd.supports(p).reason.find("G=2 does not divide H=3"), std::string::npos) << ssd.supports(p).reason;
+  p.mask = parse_mask("none");
+  EXPECT_NE(ssd.supports(p).reason.find("causal"), std::string::npos);
 }
 
-// The sweep: scans only where named; the selective scan's names carry N and G, other rows'
+// The sweep: scans only where named; the Mamba scans' names carry N and G, other rows'
 // names do not (so a sweep over N runs them once); state 300 is an input error naming it.
 TEST(scan_rows_sweep, named_rows_only_and_names_carry_the_state) {
   sweep_spec every{"t", {{"g", {}}}};
@@ -304,8 +375,9 @@ TEST(scan_rows_sweep, named_rows_only_and_names_carry_the_state) {
     EXPECT_TRUE(c.sup.ok) << c.name << ": " << c.sup.reason;
     names.insert(c.name);
   }
-  EXPECT_EQ(names.size(), 5u);  // flash2, wkv and wkv6 once each, selective_scan at N 4 and 16
+  EXPECT_EQ(names.size(), 7u);  // flash2, wkv and wkv6 once each, selective_scan and ssd at N 4 and 16
   EXPECT_TRUE(names.count("selective_scan/cpu/fp32/B:1/H:8/Hkv:8/Nq:64/Nkv:64/d:64/mask:causal/Br:64/Bc:64/N:4/G:2"));
+  EXPECT_TRUE(names.count("ssd/cpu/fp32/B:1/H:8/Hkv:8/Nq:64/Nkv:64/d:64/mask:causal/Br:64/Bc:64/N:16/G:2"));
   named.groups[0].axes.state = {300};
   try {
     expand(named, registry(), backend_kind::cpu);

@@ -84,7 +84,7 @@ TEST(sweep, expansion_counts_and_defaults) {
   EXPECT_TRUE(expand(one_group(a), testing_rows::rows(), backend_kind::cuda).empty());
 }
 
-// Issue 12: a product of millions of configurations is refused before any is
+// A product of millions of configurations is refused before any is
 // built, naming the cap and the flag that raises it.
 TEST(sweep, a_sweep_beyond_the_configuration_cap_is_refused) {
   sweep_axes a;
@@ -254,7 +254,7 @@ TEST(sweep, train_groups_run_each_backward_row_at_every_pass) {
   }
 }
 
-// The fp8 groups (issue 16): e4m3 beside bf16 on the same shapes. On the CPU,
+// The fp8 groups: e4m3 beside bf16 on the same shapes. On the CPU,
 // flash2 at both dtypes and nothing skipped; on CUDA (rows standing in for
 // flash3, flash3_fp8 and flash2), flash3_fp8 at e4m3 and flash3 at bf16 on
 // every one of its shapes (in full, the seq group already runs flash3 at

@@ -1,11 +1,11 @@
-// The CPU kernels' fast paths (issue 14) against plain loops: tile_gemm (NN
+// The CPU kernels' fast paths against plain loops: tile_gemm (NN
 // and TN, the row-scale epilogue), the NT fast path of gemm_nt, the fused
 // online-softmax pass across query rows and its block variant, each on the
 // vectorised path and on the portable one (cblas + scalar loops), at sizes
 // that are not multiples of the micro-kernel's 6 rows or 16 lanes; and the
 // flash rows on the portable path. Every
 // checker is first shown to reject a corrupted result (negative controls).
-// The bf16 and e4m3 rounding of the rows' low-precision paths (issue 16)
+// The bf16 and e4m3 rounding of the rows' low-precision paths
 // against core's e4m3 codec and an exhaustive bf16 rounding.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The timing loop against a counting manual-time backend (issue 9, defect 1):
+// The timing loop against a counting manual-time backend:
 // in the default cold mode every timed launch gets its own sample, so the
 // backend flushes L2 before each one; only --hot batches short launches.
 #include <gtest/gtest.h>

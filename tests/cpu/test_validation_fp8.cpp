@@ -1,4 +1,4 @@
-// The harness's fp8 (e4m3) input path and its two references (issue 16):
+// The harness's fp8 (e4m3) input path and its two references:
 // quantised inputs are exact code x scale with scale amax/448 of the fp32
 // originals; the reference cache keeps the originals and validation reports
 // the kernel's own error (rel_err, against the quantised-input reference) and
@@ -343,7 +343,7 @@ TEST(fp8_json, entries_carry_out_dtype_e2e_and_scales) {
 
 TEST(fp8_json, schema_accepts_old_entries_and_refuses_bad_new_fields) {
   using testing_entries::valid_entry;
-  EXPECT_EQ(entry_schema_error(valid_entry("old")), "");  // written before issue 16: no new fields
+  EXPECT_EQ(entry_schema_error(valid_entry("old")), "");  // written before fp8: no new fields
   EXPECT_EQ(entry_schema_error(
                 valid_entry("x", {{"e2e_rel_err", nullptr}, {"out_dtype", "bf16"}, {"input_scales", nullptr}})),
             "");

@@ -97,9 +97,9 @@ TEST(variant_select, unknown_tags_and_names_are_input_errors) {
   EXPECT_THROW(expand(s, registry(), backend_kind::cpu), input_error);
 }
 
-// Presets select rows by tag, except the fp8 groups (issue 16), which pair
+// Presets select rows by tag, except the fp8 groups, which pair
 // rows across dtypes (flash3 bf16 beside flash3_fp8 e4m3), and the alternatives
-// group (issue 25), which names the attention the scans are measured against:
+// group, which names the attention the scans are measured against:
 // they name them, backend-qualified, and each name must be a row of that backend.
 TEST(variant_select, presets_name_no_variants) {
   for (const auto& p : preset_names())
@@ -125,7 +125,7 @@ TEST(variant_select, presets_name_no_variants) {
 TEST(variant_select, default_leaves_the_comparison_rows_to_groups_that_name_them) {
   const auto all = names(select_variants({}, registry(), backend_kind::cpu));
   const auto comparison = names(select_variants({"tag:comparison"}, registry(), backend_kind::cpu));
-  EXPECT_EQ(comparison, (std::vector<std::string>{"linformer", "performer", "additive"}));
+  EXPECT_EQ(comparison, (std::vector<std::string>{"linformer", "performer", "additive", "routing"}));
   for (const auto& n : comparison) EXPECT_EQ(std::count(all.begin(), all.end(), n), 0) << n;
   EXPECT_EQ(std::count(all.begin(), all.end(), std::string("flash2")), 1);
 }

@@ -24,7 +24,7 @@ const char* to_string(fault f);
 struct settings {
   bool early_copy = false;  // cp.async copies at issue (default: at wait_group, the latest legal time)
   fault inject = fault::none;
-  // A deadlocked launch hangs the device, as on a GPU (issue 21), instead of failing with
+  // A deadlocked launch hangs the device, as on a GPU, instead of failing with
   // cudaErrorLaunchFailure: the launch reports nothing, cudaStreamQuery / cudaEventQuery
   // answer cudaErrorNotReady from then on, and cudaStreamSynchronize / cudaEventSynchronize /
   // cudaDeviceSynchronize, which would block forever, end the process with status 124

@@ -66,7 +66,7 @@ const test_case kCases[] = {
     {"d128_bf16_128x32_local", "main", 1, 1, 1, 128, 160, 128, dtype::bf16, "local:40,0", 128, 32, kind::flash2},
     {"d64_fp16_64x64_causal_masked_rows_empty_cta", "main", 1, 1, 1, 150, 20, 64, dtype::fp16, "causal", 64, 64,
      kind::flash2},
-    // Sparse mask terms (issue 15): the sparse row walks the runner's key-tile lists; flash2 masks them element-wise.
+    // Sparse mask terms: the sparse row walks the runner's key-tile lists; flash2 masks them element-wise.
     {"d64_fp16_64x64_sparse_causal_strided_gqa2", "main", 1, 2, 1, 130, 200, 64, dtype::fp16, "causal+strided:8,37", 64,
      64, kind::sparse},
     {"d64_bf16_128x64_sparse_local_random_global", "main", 1, 1, 1, 150, 260, 64, dtype::bf16,
@@ -101,7 +101,7 @@ const test_case kCases[] = {
 double bound(dtype t) { return t == dtype::bf16 ? 1.6e-2 : 2.0e-3; }
 constexpr double kLseBound = 2e-3;
 
-// Faults of the sparse plumbing (issue 15), planted in what the test hands the
+// Faults of the sparse plumbing, planted in what the test hands the
 // kernel: the runner's key-tile list loses the last tile of every query tile,
 // or the kernel is given the mask without its sparse terms (its element bits
 // ignore strided / random / layout).

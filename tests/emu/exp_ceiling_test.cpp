@@ -1,5 +1,5 @@
 // The CUDA exp ceiling's kernel (harness/cuda/ceiling_kernels.cu, exp2_chains_kernel) run
-// on the host emulator (issue 23): its real source, launched through launch_exp2_chains as
+// on the host emulator: its real source, launched through launch_exp2_chains as
 // the cuda backend's measurement does (harness/cuda/exp_ceiling.cpp), its sums checked
 // by the same exp2_chains_first_wrong. ctest emu.exp_ceiling (tests/emu_exp_ceiling.cmake).
 // Controls: the check must reject the sums of fewer steps than claimed and a thread that

@@ -1,5 +1,5 @@
-// The fp16/bf16 tolerance rule of the GPU tests (tests/gpu/tolerance.hpp,
-// issue 9 item 4), on the CPU: min(2 x baseline + 1e-6, fixed bound per
+// The fp16/bf16 tolerance rule of the GPU tests (tests/gpu/tolerance.hpp),
+// on the CPU: min(2 x baseline + 1e-6, fixed bound per
 // dtype), and a baseline beyond the fixed bound is reported as suspect.
 #include <gtest/gtest.h>
 

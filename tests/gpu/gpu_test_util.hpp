@@ -3,7 +3,7 @@
 // step. Without a usable device every GPU test calls GTEST_SKIP() with the
 // reason, so ctest lists it as skipped, never as passed.
 //
-// Device waits (issue 21): sync_device() polls cudaStreamQuery against
+// Device waits: sync_device() polls cudaStreamQuery against
 // $ATTNBENCH_WAIT_TIMEOUT_S (default 10 s; the same floor as the sweep's waits,
 // harness/device_watchdog.hpp). A hung kernel makes the test binary print
 // "ATTNBENCH_TIMEOUT <suite.test>: ..." and end at once with status 3: every

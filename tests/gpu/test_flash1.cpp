@@ -40,7 +40,7 @@ TEST(CudaFlash1Host, ByteModel) {
 
 // Causal with Nq > Nkv: query tile 0 (rows 0..63, aligned positions -96..-33)
 // visits no key tile; the kernel writes its O = 0 and lse = -inf without
-// reading Q (issue 9, defect 3). Tile 1 reads Q, one K/V tile, writes O, lse.
+// reading Q. Tile 1 reads Q, one K/V tile, writes O, lse.
 TEST(CudaFlash1Host, ByteModelSkipsQOfTilesWithoutKeys) {
   const problem p = make_problem({1, 1, 1, 128, 32, 64}, dtype::fp16, "causal", 64, 32);
   const double tile = 64.0 * 64 * 2, lse = 4.0 * 64;

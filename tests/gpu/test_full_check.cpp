@@ -1,4 +1,4 @@
-// Issue 30 on a GPU: the cuda backend's check of every output (harness/cuda/device_check.hpp)
+// On a GPU: the cuda backend's check of every output (harness/cuda/device_check.hpp)
 // at the quick sweep's larger shapes. A correct row passes with every row compared against
 // the on-device fp32 reference; one interior query tile re-poisoned on the device is found
 // with its first row; the reference's and the scan's times are printed (the H200 figures

@@ -2,8 +2,7 @@
 // tests/emu): twice the cuBLAS unfused baseline's rel-L2 error on the same
 // problem, capped by a fixed bound per dtype, and the baseline itself must
 // lie within that fixed bound -- a wrong-but-finite baseline would otherwise
-// widen every bound derived from it until a wrong kernel passes (issue 9,
-// item 4). Plain C++ (no CUDA) so the rule has a CPU unit test
+// widen every bound derived from it until a wrong kernel passes. Plain C++ (no CUDA) so the rule has a CPU unit test
 // (tests/emu/tolerance_test.cpp).
 #pragma once
 

@@ -7,6 +7,7 @@ import atexit
 import copy
 import json
 import os
+import random
 import shutil
 import tempfile
 from typing import Any, Callable, Optional
@@ -32,8 +33,29 @@ def _delete(path: list) -> Callable[[dict], None]:
     return change
 
 
+def _scaled(factor_of: Callable[[dict], float]) -> Callable[[dict], None]:
+    """Every ok entry's times multiplied (rates divided) by factor_of(entry): another run of
+    the same sweep, for `compare` and the multi-run charts."""
+    def change(doc: dict) -> None:
+        for b in doc["benchmarks"]:
+            if b["status"] != "ok":
+                continue
+            f = factor_of(b)
+            for k in ("real_time", "cpu_time", "time_ms", "time_ms_min", "time_ms_max"):
+                b[k] *= f
+            b["tflops"] /= f
+            b["gbps"] /= f
+    return change
+
+
+_noise = random.Random(5)
+
 # name -> the change to cpu_small.json (a function of the parsed document), or raw text
 CHANGES: dict[str, Callable[[dict], None]] = {
+    # compare: 1.6x slower on flash2's causal seq-group configurations; noise within the spread
+    "cpu_small_slower.json": _scaled(lambda b: 1.6 if (b["variant"] == "flash2" and b["mask"] == "causal"
+                                                       and b["group"] == "seq") else 1.0),
+    "cpu_small_noise.json": _scaled(lambda b: _noise.uniform(0.98, 1.03)),
     "bad_missing_field.json": _delete(["benchmarks", 3, "time_ms"]),
     "bad_wrong_type.json": _set(["benchmarks", 2, "Nq"], "256"),
     "bad_empty_benchmarks.json": _set(["benchmarks"], []),

@@ -1,4 +1,4 @@
-"""Attention against its alternatives (scripts/abreport/alternatives.py, issue 25): scans (rows
+"""Attention against its alternatives (scripts/abreport/alternatives.py): scans (rows
 tagged scan in context.variants) pair with the fastest causal softmax entry of the same run and
 shape at each L; the crossover is where attention time / scan time passes 1 for good,
 log-interpolated; "not reached" and "below the measured range" are said as such. Negative

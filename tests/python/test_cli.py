@@ -84,7 +84,7 @@ def test_unwritable_output_exits_2_with_one_line(cli, fx, tmp_path):
 @pytest.mark.parametrize("cmd", ["report", "compare"])
 @pytest.mark.parametrize("kind", ["digits", "deep", "deep_log"])
 def test_pathological_json_exits_2_with_one_line(cli, fx, tmp_path, cmd, kind):
-    """Issue 12: a 5000-digit number and 1,000,000-deep nesting are input errors, not crashes."""
+    """A 5000-digit number and 1,000,000-deep nesting are input errors, not crashes."""
     bad = tmp_path / ("bad.log.jsonl" if kind == "deep_log" else "bad.json")
     if kind == "digits":
         bad.write_text('{"context": {}, "benchmarks": [{"time_ms": ' + "9" * 5000 + "}]}")

@@ -1,6 +1,6 @@
-"""The exp roof (issue 23): entries' `exps` and the ceilings' exp rate make a third lower bound on
+"""The exp roof: entries' `exps` and the ceilings' exp rate make a third lower bound on
 the time; the report, the roofline, the bound breakdown chart and the HTML page name the binding roof
-among compute, memory and exp. Files without `exps` (written before issue 23) keep compute/memory
+among compute, memory and exp. Files without `exps` (written before the exp roof) keep compute/memory
 bounds and say the exp roof is unknown. Controls: a rate high enough that exp never binds draws no
 exp marks; an entry without exps is never exp-bound."""
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_a_fast_exp_rate_leaves_compute_and_memory_as_before(load, fx, tmp_path)
 
 
 def test_old_files_say_the_exp_roof_is_unknown(load, tmp_path):
-    ds = load("cpu_small.json")  # no exps, no exp rate: a file from before issue 23
+    ds = load("cpu_small.json")  # no exps, no exp rate: a file from before the exp roof
     for e in ds.ok_entries:
         p = position(e, ds.ceilings)
         assert p.exp_ms is None and p.bound in ("compute", "memory")

@@ -1,8 +1,8 @@
-"""The exp roof on report.html in headless Chromium (issue 23; the harness of
+"""The exp roof on report.html in headless Chromium (the harness of
 test_report_html_browser.py): a run whose entries carry exps and whose exp rate binds them draws
 the bound breakdown (three bars per variant, the binding one outlined) and a purple exp-roof tick
 over every roofline point, with no script error; hovering a bar shows its entry's three lower
-bounds. Control: a file from before issue 23 gets neither. Skipped without Chromium."""
+bounds. Control: a file from before the exp roof gets neither. Skipped without Chromium."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 30 in the report: the loader reads the check of every output (rows_total, rows_checked,
+"""The check of every output in the report: the loader reads its fields (rows_total, rows_checked,
 nonfinite_outputs, worst_row_err, worst_row, row_tolerance), refuses malformed ones, keeps files
 written before them loading, and the error column shows the worst row and where it is."""
 from __future__ import annotations

@@ -197,7 +197,7 @@ def test_bad_json_exit_2(tmp_path: Path) -> None:
 
 
 def test_pathological_json_exit_2(tmp_path: Path) -> None:
-    """Issue 12: 1,000,000-deep nesting and a 5000-digit number are one-line input errors."""
+    """1,000,000-deep nesting and a 5000-digit number are one-line input errors."""
     for name, text in (("deep.json", "[" * 1_000_000 + "]" * 1_000_000), ("digits.json", "[" + "9" * 5000 + "]")):
         bad = tmp_path / name
         bad.write_text(text)

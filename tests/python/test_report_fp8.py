@@ -1,4 +1,4 @@
-"""FP8 beside BF16 (issue 16; scripts/abreport/fp8.py, fp8_chart.py): per problem, the e4m3 rows,
+"""FP8 beside BF16 (scripts/abreport/fp8.py, fp8_chart.py): per problem, the e4m3 rows,
 their bf16 partners (flash3_fp8 -> flash3; fp32 on the CPU backend, which has no bf16), the
 speed ratios from the same run, both errors; skipped and partner-less fp8 rows, entries written
 before the new fields; negative controls (pairing across problems, pairing by dtype only, a
@@ -43,7 +43,7 @@ def _entry(platform, variant, dtype, d, mask, n, br, bc, time_ms, status="ok", m
         e["out_dtype"] = "bf16" if dtype == "e4m3" else dtype
         if dtype == "e4m3":
             e["input_scales"] = dict(zip("qkv", scales))
-    else:  # written before issue 16: none of the new fields, no tolerance either
+    else:  # written before fp8: none of the new fields, no tolerance either
         for k in ("tolerance", "e2e_rel_err", "out_dtype", "input_scales"):
             e.pop(k, None)
     return e
@@ -78,7 +78,7 @@ def benchmarks():
         # causal: the fp8 row is skipped
         _entry(c, "flash3_fp8", "e4m3", 128, "causal", 4096, 128, 128, None, status="skipped", msg=LONG_REASON),
         _entry(c, "flash3", "bf16", 128, "causal", 4096, 128, 128, 0.15),
-        # d64: no flash3 bf16 row (no partner); flash2 bf16 written before issue 16
+        # d64: no flash3 bf16 row (no partner); flash2 bf16 written before fp8
         _entry(c, "flash3_fp8", "e4m3", 64, "none", 2048, 128, 128, 0.05),
         _entry(c, "flash2", "bf16", 64, "none", 2048, 128, 64, 0.09, new=False),
         # a bf16 problem without any e4m3 entry: no table

@@ -1,4 +1,4 @@
-"""report.html and compare's HTML page (issue 27), without a browser: what the page carries.
+"""report.html and compare's HTML page, without a browser: what the page carries.
 
 Every expectation is computed from the results file itself, not from the page's own data layer;
 each check has a control that makes it fail (an entry dropped, a script fetched from the network).
@@ -24,7 +24,7 @@ from abreport.load import load_run
 
 
 def committed_cpu_run() -> str:
-    """The newest committed CPU quick run whose report folder holds report.html (issue 27: the
+    """The newest committed CPU quick run whose report folder holds report.html (the
     committed results include the page); today results/amd-epyc/quick-bd1d079.json."""
     runs = []
     for path in glob.glob(os.path.join(ROOT, "results", "*", "quick-*.json")):

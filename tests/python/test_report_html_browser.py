@@ -1,4 +1,4 @@
-"""report.html in a real browser (issue 27): headless Chromium opens the page from disk with the
+"""report.html in a real browser: headless Chromium opens the page from disk with the
 network cut, and the test reads what the page's JavaScript drew.
 
 Chromium is driven over its DevTools protocol on a pipe (--remote-debugging-pipe: JSON messages

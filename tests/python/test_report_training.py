@@ -1,4 +1,4 @@
-"""The report's "Training" section (issue 24): a real sweep with the pass axis and torch_sdpa's
+"""The report's "Training" section (docs/backward.md): a real sweep with the pass axis and torch_sdpa's
 backward peer, merged and loaded; each problem with a backward lists fwd, bwd and fwd+bwd
 TFLOP/s and the bwd/fwd time ratio from the entries themselves; forward-only runs have no
 section, and the forward's "best configuration" never takes a backward entry."""
@@ -80,3 +80,20 @@ def test_backward_rows_of_the_versus_table_say_their_pass(merged):
     for e in merged.entries:
         label = report.shape_text(e)
         assert label.endswith(f"pass:{e.pass_}") == (e.pass_ != "fwd"), label
+
+
+def test_charts_keep_the_passes_apart(merged):
+    """Against N each pass is its own series ("flash2 bwd"), and on the roofline the backward's
+    points are drawn half-filled beside the forward's filled ones, with a pass legend."""
+    from matplotlib.lines import Line2D
+
+    from abreport import roofline, speedup
+
+    seq = {c.stem: c for c in speedup.build(merged).charts}["tflops_seq_fp32"]
+    assert {"flash2", "flash2 bwd", "flash2 fwd+bwd", "naive bwd"} <= set(seq.summary["points"])
+    roof = roofline.build(merged).charts[0]
+    assert roof.summary["passes"] == ["fwd", "bwd", "fwd_bwd"]
+    ax = roof.fig.axes[0]
+    fills = {ln.get_fillstyle() for ln in ax.lines if isinstance(ln, Line2D) and ln.get_linestyle() == "None"
+             and ln.get_marker() not in ("D", "None", None)}
+    assert {"left", "bottom"} <= fills

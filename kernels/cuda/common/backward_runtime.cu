@@ -3,31 +3,10 @@
 
 #include "kernels/cuda/common/device_backward_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "core/errors.hpp"
 
 namespace attnbench::cuda {
-
-namespace {
-
-template <class T>
-void upload_as(device_buffer& dst, const std::vector<float>& src) {
-  std::vector<T> tmp(src.size());
-  for (std::size_t i = 0; i < src.size(); ++i) tmp[i] = from_float<T>(src[i]);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), tmp.data(), tmp.size() * sizeof(T), cudaMemcpyHostToDevice, stream()));
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-}
-
-template <class T>
-std::vector<float> download_as(const device_buffer& src, std::size_t n) {
-  std::vector<T> tmp(n);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src.get(), n * sizeof(T), cudaMemcpyDeviceToHost, stream()));
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  std::vector<float> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = to_float(tmp[i]);
-  return out;
-}
-
-}  // namespace
 
 std::int64_t device_backward_runner::backward_memory_bytes(const problem& p) {
   return base_memory_bytes(p) + dtype_bytes(p.type) * (2 * p.q_elems() + 2 * p.kv_elems());

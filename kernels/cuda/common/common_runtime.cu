@@ -5,34 +5,17 @@
 #include "core/fp8.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 
 namespace attnbench::cuda {
 
 namespace {
-
-template <class T>
-void upload(device_buffer& dst, const std::vector<float>& src) {
-  std::vector<T> tmp(src.size());
-  for (std::size_t i = 0; i < src.size(); ++i) tmp[i] = from_float<T>(src[i]);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), tmp.data(), tmp.size() * sizeof(T), cudaMemcpyHostToDevice, stream()));
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-}
 
 // e4m3: the codes of src / scale (exact for host values that are code x scale).
 void upload_e4m3(device_buffer& dst, const std::vector<float>& src, float scale) {
   const std::vector<std::uint8_t> codes = e4m3_encode(src, scale);
   ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), codes.data(), codes.size(), cudaMemcpyHostToDevice, stream()));
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-}
-
-template <class T>
-std::vector<float> download(const device_buffer& src, std::size_t n) {
-  std::vector<T> tmp(n);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src.get(), n * sizeof(T), cudaMemcpyDeviceToHost, stream()));
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  std::vector<float> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = to_float(tmp[i]);
-  return out;
 }
 
 }  // namespace
@@ -60,9 +43,9 @@ void device_runner::set_inputs(const host_inputs& in) {
   }
   dispatch_dtype(p_.type, [&](auto t) {
     using T = decltype(t);
-    upload<T>(q_, in.q);
-    upload<T>(k_, in.k);
-    upload<T>(v_, in.v);
+    upload_as<T>(q_, in.q);
+    upload_as<T>(k_, in.k);
+    upload_as<T>(v_, in.v);
   });
 }
 
@@ -74,8 +57,8 @@ void device_runner::poison_outputs() {
 
 host_outputs device_runner::get_outputs() {
   host_outputs out;
-  dispatch_dtype(output_dtype(p_.type), [&](auto t) { out.o = download<decltype(t)>(o_, p_.o_elems()); });
-  if (writes_lse_) out.lse = download<float>(lse_, p_.rows());
+  dispatch_dtype(output_dtype(p_.type), [&](auto t) { out.o = download_as<decltype(t)>(o_, p_.o_elems()); });
+  if (writes_lse_) out.lse = download_as<float>(lse_, p_.rows());
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The CUDA backend's scan of one run's outputs (issue 30): one thread per query row
+// The CUDA backend's scan of one run's outputs: one thread per query row
 // computes the row's verdict (kernels/reference/row_check.hpp: bad elements of O and
 // lse, and the row's error against the on-device fp32 reference when given), written
 // to a per-row array the host folds with reduce_verdicts. Outside the timed region.

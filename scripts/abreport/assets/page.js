@@ -389,7 +389,7 @@
           }
         }
       }
-      // The exp roof where it binds (issue 23): a tick at the point's exp roof, dotted down to the point.
+      // The exp roof where it binds: a tick at the point's exp roof, dotted down to the point.
       for (const [i, x, y] of c.exp_marks || []) {
         if (!visible(i)) continue;
         sv("line", { x1: xs(x), x2: xs(x), y1: ys(E[i].tflops), y2: ys(y), class: "expdrop" }, g);
@@ -534,7 +534,7 @@
     redraws.push(draw);
   }
 
-  // ---- bound breakdown (issue 23) ----------------------------------------------------------
+  // ---- bound breakdown ---------------------------------------------------------------------
   // Per variant's best entry: each roof's lower bound on its time as % of the measured time; the
   // longest bar binds (outlined), 100% = at that roof. An unknown exp roof is written, not drawn.
   function renderBounds(c, host) {

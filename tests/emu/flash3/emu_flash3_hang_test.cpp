@@ -1,8 +1,7 @@
-// Issue 21: a flash3 kernel that waits on an mbarrier phase that never completes, run
-// by the host emulator as a GPU would run it (emu settings::deadlock_hangs: the
-// deadlocked launch reports nothing and the device stays busy), seen by the harness's
-// CUDA wait (harness/cuda/device_wait.hpp: cudaStreamQuery polled against a deadline)
-// and by the deadline-expiry path the sweep uses (device_wait_expired).
+// A hang costs one deadline, not the GPU lease: a flash3 kernel that waits on an mbarrier phase that never completes,
+// run by the host emulator as a GPU would run it (emu settings::deadlock_hangs: the deadlocked launch reports nothing
+// and the device stays busy), seen by the harness's CUDA wait (harness/cuda/device_wait.hpp: cudaStreamQuery polled
+// against a deadline) and by the deadline-expiry path the sweep uses (device_wait_expired).
 //
 //   attnbench_emu_flash3_hang control   no fault: the wait reports the launch done
 //   attnbench_emu_flash3_hang hang      the fault: the wait gives up at its deadline (0.3 s)

@@ -7,11 +7,11 @@
 #   emu.neg.flash3_*   source mutants of flash3_kernel.cuh (below) must fail emu.flash3_main
 ab_emu_exe(attnbench_emu_flash3 KIND main SOURCES ${ab_emu_dir}/flash3/emu_flash3_test.cpp)
 add_test(NAME emu.flash3_main COMMAND attnbench_emu_flash3 main)
-set_tests_properties(emu.flash3_main PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+set_tests_properties(emu.flash3_main PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 # The faults are races by design (a consumer reading a stage TMA fills later): not under TSan.
 if(NOT ab_emu_san STREQUAL "thread")
   add_test(NAME emu.flash3_faults COMMAND attnbench_emu_flash3 --faults)
-  set_tests_properties(emu.flash3_faults PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+  set_tests_properties(emu.flash3_faults PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endif()
 # Scripts that build only the emulator's gtest binary and then run every emu.* test
 # (scripts/emu_sanitizers.sh) get this one with it.
@@ -64,7 +64,7 @@ function(ab_f3_negative name from to instance case)
   target_include_directories(attnbench_emu_neg_flash3_${name} BEFORE PRIVATE ${dir})
   add_test(NAME emu.neg.flash3_${name}
            COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_neg_flash3_${name}> ${instance}/${case})
-  set_tests_properties(emu.neg.flash3_${name} PROPERTIES LABELS cpu TIMEOUT 300
+  set_tests_properties(emu.neg.flash3_${name} PROPERTIES LABELS nogpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
 endfunction()
 if(NOT ab_emu_san STREQUAL "thread")
@@ -82,7 +82,8 @@ if(NOT ab_emu_san STREQUAL "thread")
                  ragged_none_B2)
 endif()
 
-# Issue 21: flash3 waiting on an mbarrier phase that never completes, emulated as a GPU hang
+# A hang costs one deadline, not the GPU lease: flash3 waiting on an mbarrier phase that never
+# completes, emulated as a GPU hang
 # (emu settings::deadlock_hangs), against the harness's polled CUDA wait and its expiry path
 # (harness/cuda/device_wait.hpp, harness/device_watchdog.cpp). Each case passes only on its
 # line; `blocking` is the control: the unpolled wait would never return (~0.5 s each).
@@ -97,7 +98,7 @@ if(NOT ab_emu_san)
     list(GET mode_line 0 hang_mode)
     list(GET mode_line 1 hang_line)
     add_test(NAME emu.flash3_hang_${hang_mode} COMMAND attnbench_emu_flash3_hang ${hang_mode})
-    set_tests_properties(emu.flash3_hang_${hang_mode} PROPERTIES LABELS cpu TIMEOUT 60
+    set_tests_properties(emu.flash3_hang_${hang_mode} PROPERTIES LABELS nogpu TIMEOUT 60
                          ENVIRONMENT "${ab_emu_env}" PASS_REGULAR_EXPRESSION "${hang_line}")
   endforeach()
   add_dependencies(attnbench_emu_tests attnbench_emu_flash3_hang)

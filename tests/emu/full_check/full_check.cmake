@@ -1,4 +1,4 @@
-# Issue 30 in the host emulator (included at the end of tests/emu.cmake): the cuda
+# The check of every output, in the host emulator (included at the end of tests/emu.cmake): the cuda
 # backend's check of every output (harness/cuda/device_check.cpp, the row-check kernel
 # kernels/cuda/reference/row_check.cu, the on-device fp32 reference) through the
 # harness's validate() (harness/validation.cpp), on registry rows the emulator runs.
@@ -37,7 +37,7 @@ endfunction()
 ab_fc_exe(attnbench_emu_full_check)
 foreach(c agree rows skip_tile one_row baselines)
   add_test(NAME emu.full_check_${c} COMMAND attnbench_emu_full_check ${c})
-  set_tests_properties(emu.full_check_${c} PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
+  set_tests_properties(emu.full_check_${c} PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}")
 endforeach()
 
 if(NOT ab_emu_san STREQUAL "thread")
@@ -65,7 +65,7 @@ if(NOT ab_emu_san STREQUAL "thread")
   foreach(c skip_tile one_row)
     add_test(NAME emu.neg.full_check_${c}
              COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_neg_full_check> ${c})
-    set_tests_properties(emu.neg.full_check_${c} PROPERTIES LABELS cpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}"
+    set_tests_properties(emu.neg.full_check_${c} PROPERTIES LABELS nogpu TIMEOUT 300 ENVIRONMENT "${ab_emu_env}"
                          PASS_REGULAR_EXPRESSION "${ab_fc_line_${c}}.*negative control OK")
   endforeach()
 endif()

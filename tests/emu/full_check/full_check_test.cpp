@@ -1,4 +1,4 @@
-// Issue 30 in the host emulator: the cuda backend's check of every output
+// The check of every output, in the host emulator: the cuda backend's check of every output
 // (harness/cuda/device_check.hpp: the row-check kernel of kernels/cuda/reference/
 // row_check.cu and the on-device fp32 reference), through the harness's validate()
 // with a backend that forwards check_outputs exactly as harness/cuda/cuda_backend.cpp
