@@ -51,4 +51,11 @@ model_figures model_flash2_row(flash2_row row, const problem& p);
 // forced_splits > 0 overrides the split count of flash2_row::splitkv.
 std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits);
 
+// The flash2 row's backward (p.pass bwd, fwd_bwd; flash2_bwd_runner.cpp): the row's forward
+// for O and lse, then preprocess, main kernel and dQ conversion (flash2_bwd_params.hpp).
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse);
+// Device bytes of a backward run: device_backward_runner's buffers plus D and the fp32 dQ
+// accumulator (4 bytes per query row and per dQ element).
+std::int64_t flash2_backward_memory_bytes(const problem& p);
+
 }  // namespace attnbench::cuda
