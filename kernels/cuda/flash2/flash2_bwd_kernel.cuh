@@ -45,6 +45,7 @@ struct flash2_bwd_traits {
   static constexpr int D = D_, BM = static_cast<int>(kBwdBr), BN = static_cast<int>(kBwdBc);
   static constexpr int warps = BN / 16, threads = 32 * warps;  // a warp owns 16 keys
   static constexpr int QT = BM / 8;                            // n8 tiles of S^T per warp (query columns)
+  static constexpr int DQ_DT = D / 8 < 8 ? D / 8 : 8;          // n8 tiles of dQ per chunk (64 columns)
   static constexpr int DT = D / 8;                             // n8 tiles of dK, dV, dQ per warp
   static constexpr int KS = D / 16;                            // k16 steps over d
   static constexpr int CH = D / 8;                             // 16-byte chunks of a row of Q, K, V, dO
@@ -107,7 +108,12 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
     for (int e = 0; e < 4; ++e) dk_acc[dt][e] = dv_acc[dt][e] = 0.f;
 
   const int key_row = warp * 16;  // this warp's keys in the tile
-  const int glob_keys = static_cast<int>(p.mask.global < p.Nkv ? p.mask.global : p.Nkv);
+  const int n_kv = static_cast<int>(p.Nkv);
+  // The claimed masks (none, causal bottom-right) in 32-bit ints: key j is visible to query
+  // i iff j < Nkv and, under causal, j <= i + Nkv - Nq. row_window's 64-bit math per
+  // element cost 68-92 bytes of spills at d = 128 (sm_80, sm_90).
+  const int causal_shift = p.mask.kind == mask_kind::causal ? static_cast<int>(p.Nkv - p.Nq) : n_kv;
+
   const std::int64_t group = p.group(), h0 = kvh * group;  // the query heads of this KV head
   const std::int64_t n_qt = bwd_q_tiles(p);
 
@@ -169,12 +175,12 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int qc = nt * 8 + 2 * t + e;
-          const span64 w = row_window(p, q0 + qc);
+          const int last_key = static_cast<int>(q0) + qc + causal_shift;  // >= n_kv without causal
           const float l2 = s_lse[qc], dd = s_delta[qc];
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
-            const std::int64_t j = k0 + key_row + g + 8 * hh;
-            const bool vis = j < p.Nkv && l2 != neg_inf && (j < glob_keys || (w.lo <= j && j < w.hi));
+            const int j = static_cast<int>(k0) + key_row + g + 8 * hh;
+            const bool vis = j < n_kv && j <= last_key && l2 != neg_inf;
             const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
             st[nt][2 * hh + e] = pe;
             dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
@@ -218,34 +224,39 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
       }
       __syncthreads();
 
-      // ---- dQ rows warp * 16.. += scale dS K, atomically into the accumulator
-      float dq[DT][4];
+      // ---- dQ rows warp * 16.. += scale dS K, atomically into the accumulator,
+      // in chunks of 64 columns (32 accumulators beside dK and dV: the whole d = 128 row
+      // at once spilled).
 #pragma unroll
-      for (int dt = 0; dt < DT; ++dt)
+      for (int c0 = 0; c0 < DT; c0 += K::DQ_DT) {
+        float dq[K::DQ_DT][4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
+        for (int dt = 0; dt < K::DQ_DT; ++dt)
 #pragma unroll
-      for (int ks = 0; ks < BN / 16; ++ks) {
-        std::uint32_t a[4];
-        ldmatrix_x4(a, sdS + off_ds(warp * 16 + (lane & 15), 2 * ks + (lane >> 4)));
-        const int krow = ks * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+          for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
 #pragma unroll
-        for (int dp = 0; dp < DT / 2; ++dp) {
-          std::uint32_t bk[4];
-          ldmatrix_x4_trans(bk, sK + off(krow, 2 * dp + (lane >> 4)));
-          mma_16816<T>(dq[2 * dp], a, bk[0], bk[1]);
-          mma_16816<T>(dq[2 * dp + 1], a, bk[2], bk[3]);
+        for (int ks = 0; ks < BN / 16; ++ks) {
+          std::uint32_t a[4];
+          ldmatrix_x4(a, sdS + off_ds(warp * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+          const int krow = ks * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+#pragma unroll
+          for (int dp = 0; dp < K::DQ_DT / 2; ++dp) {
+            std::uint32_t bk[4];
+            ldmatrix_x4_trans(bk, sK + off(krow, c0 + 2 * dp + (lane >> 4)));
+            mma_16816<T>(dq[2 * dp], a, bk[0], bk[1]);
+            mma_16816<T>(dq[2 * dp + 1], a, bk[2], bk[3]);
+          }
         }
-      }
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const std::int64_t i = q0 + warp * 16 + g + 8 * hh;
-        if (i >= p.Nq) continue;
-        float* const row = prm.dq_acc + (head_row0 + i) * D;
+        for (int hh = 0; hh < 2; ++hh) {
+          const std::int64_t i = q0 + warp * 16 + g + 8 * hh;
+          if (i >= p.Nq) continue;
+          float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
 #pragma unroll
-        for (int dt = 0; dt < DT; ++dt)
+          for (int dt = 0; dt < K::DQ_DT; ++dt)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) atomicAdd(row + dt * 8 + 2 * t + e, prm.scale * dq[dt][2 * hh + e]);
+            for (int e = 0; e < 2; ++e) atomicAdd(row + dt * 8 + 2 * t + e, prm.scale * dq[dt][2 * hh + e]);
+        }
       }
     }
   }
