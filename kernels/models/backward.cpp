@@ -49,7 +49,9 @@ model_figures model_flash2_backward_cpu(const problem& p) {
           static_cast<double>(pairs) * heads};
 }
 
-model_figures model_flash2_backward_cuda(const problem& p) {
+namespace {
+
+model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
   const std::int64_t e = dtype_bytes(p.type), br = cuda::kBwdBr, bc = cuda::kBwdBc;
   problem g = p;
   g.Br = br;
@@ -63,9 +65,13 @@ model_figures model_flash2_backward_cuda(const problem& p) {
         pairs += rows * cols;
         ++tiles;
       }
-  const std::int64_t preprocess = p.Nq * (2 * p.d * e + 4 + 4 * p.d);
+  // Atomic: the accumulator cleared (4 d per row), read-modify-written per visit (8 d), read
+  // once by the conversion. Deterministic: each visit writes its slice rows (4 d), the sum
+  // reads every visited slice row once (4 d per visit) and writes dQ.
+  const std::int64_t dq_clear = deterministic ? 0 : 4 * p.d;
+  const std::int64_t preprocess = p.Nq * (2 * p.d * e + 4 + dq_clear);
   const std::int64_t visits = visit_rows * (2 * p.d * e + 8 + 8 * p.d);
-  const std::int64_t convert = p.Nq * p.d * (4 + e);
+  const std::int64_t convert = deterministic ? p.Nq * p.d * e : p.Nq * p.d * (4 + e);
   const std::int64_t per_head = preprocess + visits + convert;
   const std::int64_t per_kv_head = 4 * p.Nkv * p.d * e;
   const double heads = static_cast<double>(p.B * p.H);
@@ -73,6 +79,11 @@ model_figures model_flash2_backward_cuda(const problem& p) {
   return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(tiles * br * bc) * heads, bytes,
           static_cast<double>(pairs) * heads};
 }
+
+}  // namespace
+
+model_figures model_flash2_backward_cuda(const problem& p) { return flash2_backward_cuda(p, false); }
+model_figures model_flash2_backward_deterministic_cuda(const problem& p) { return flash2_backward_cuda(p, true); }
 
 model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&)) {
   if (p.pass == pass_kind::fwd) return fwd;

@@ -66,3 +66,7 @@ ab_emu_negative_header(flash2_bwd_wrong_group flash2_bwd ${k}/flash2/flash2_bwd_
 ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
   "acc[c] = 0.f;" "acc[c] += 0.f;"
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (d) the deterministic row's sum kernel dropping the last key tile a query tile visits.
+ab_emu_negative(flash2_bwd_sum_drops_last_tile flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "for (std::int64_t kt = s.lo; kt < s.hi; ++kt)" "for (std::int64_t kt = s.lo; kt < s.hi - 1; ++kt)"
+  gtest --gtest_filter=CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64)

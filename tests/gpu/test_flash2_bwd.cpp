@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,64 @@ TEST(CudaFlash2Bwd, MatchesFp64ReferenceOnSmallShapes) {
     }
     if (c.Nq > c.Nkv && std::string(c.mask) == "causal") EXPECT_GT(empty_rows, 0) << name;
   }
+}
+
+// The deterministic row (per-key-tile dQ slices, no atomics): within the same bound of
+// fp64 on the bwd cases, and bit-identical dQ, dK, dV over three runs, each after the
+// gradients were poisoned. (Under the emulator the atomic row is reproducible too, as CTAs
+// run in order: there this checks the slices and the fixed-order sum; on a GPU it is the
+// property the row exists for.)
+TEST(CudaFlash2Bwd, DeterministicRowIsBitIdenticalAndMatchesFp64) {
+  ATTN_REQUIRE_GPU();
+  const variant* v = find_variant("flash2_bwd_deterministic", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  int seed = 90;
+  for (const bwd_case& c : cases) {
+    problem p = case_problem(c);
+    p.pass = pass_kind::bwd;
+    const std::string name = v->benchmark_name(p);
+    ASSERT_TRUE(v->supports(p).ok) << name << ": " << v->supports(p).reason;
+    host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
+    in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
+    ++seed;
+    auto r = v->make(p);
+    r->set_inputs(in);
+    std::vector<host_outputs> runs;
+    for (int k = 0; k < 3; ++k) {
+      r->poison_outputs();
+      r->run();
+      sync_device();
+      runs.push_back(r->get_outputs());
+    }
+    const reference_grads g = reference_softmax_backward(in, all_rows(p), every_kv_row(p));
+    const double tol = std::min(grad_tolerance(p.type), fixed_bound(p.type));
+    const double eq = rel_l2(runs[0].dq, g.dq), ek = rel_l2(runs[0].dk, g.dk), ev = rel_l2(runs[0].dv, g.dv);
+    std::printf("%s: dQ %.3g dK %.3g dV %.3g (bound %.3g)\n", name.c_str(), eq, ek, ev, tol);
+    EXPECT_LE(eq, tol) << name << " dQ";
+    EXPECT_LE(ek, tol) << name << " dK";
+    EXPECT_LE(ev, tol) << name << " dV";
+    for (int k = 1; k < 3; ++k) {
+      EXPECT_EQ(std::memcmp(runs[k].dq.data(), runs[0].dq.data(), runs[0].dq.size() * sizeof(float)), 0) << name;
+      EXPECT_EQ(std::memcmp(runs[k].dk.data(), runs[0].dk.data(), runs[0].dk.size() * sizeof(float)), 0) << name;
+      EXPECT_EQ(std::memcmp(runs[k].dv.data(), runs[0].dv.data(), runs[0].dv.size() * sizeof(float)), 0) << name;
+    }
+  }
+}
+
+TEST(CudaFlash2BwdHost, DeterministicRowClaimsBwdOnlyAndCountsItsSlices) {
+  const variant* v = find_variant("flash2_bwd_deterministic", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->caps.passes, static_cast<unsigned>(pass_bwd));
+  problem p = make_problem(1, 4, 2, 300, 200, 128, dtype::fp16, "causal", 64, 64);
+  EXPECT_NE(v->supports(p).reason.find("not fwd"), std::string::npos) << v->supports(p).reason;
+  p.pass = pass_kind::bwd;
+  EXPECT_TRUE(v->supports(p).ok) << v->supports(p).reason;
+  // Memory: the slices (4 ceil(200 / 64) = 16 bytes per dQ element) instead of the accumulator.
+  const variant& atomic = flash2_row();
+  EXPECT_EQ(v->memory_bytes(p) - atomic.memory_bytes(p), 4 * (4 - 1) * p.q_elems());
+  // Bytes: no accumulator to clear (4 d per row) nor to read in the conversion (4 d per row).
+  EXPECT_DOUBLE_EQ(atomic.model(p).bytes - v->model(p).bytes, 8.0 * p.d * p.rows());
+  EXPECT_DOUBLE_EQ(atomic.model(p).flops_executed, v->model(p).flops_executed);
 }
 
 TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {

@@ -11,7 +11,8 @@
 // dV += P^T dO and dK += dS^T Q (P^T, dS^T converted in registers from the C
 // to the A fragment layout, as the forward's P), then dS goes to shared memory
 // and each warp computes 16 query rows of dQ_i += dS K, added into the fp32
-// accumulator with atomicAdd (CTAs of other key tiles add to the same rows).
+// accumulator with atomicAdd (CTAs of other key tiles add to the same rows), or in
+// the deterministic mode stores them to its key tile's own slice (dq_part).
 // What changed from the forward (flash2_kernel.cuh): the loop order (keys
 // outer), the 5 products per visit instead of 2, and the dQ reduction across
 // CTAs. GQA is native: the group's query heads are an outer loop of the same
@@ -251,11 +252,19 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
         for (int hh = 0; hh < 2; ++hh) {
           const std::int64_t i = q0 + warp * 16 + g + 8 * hh;
           if (i >= p.Nq) continue;
-          float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
+          if (prm.dq_part) {  // deterministic: this key tile's own slice, plain stores
+            float* const row = prm.dq_part + ((kt * p.B * p.H * p.Nq) + head_row0 + i) * D + c0 * 8;
 #pragma unroll
-          for (int dt = 0; dt < K::DQ_DT; ++dt)
+            for (int dt = 0; dt < K::DQ_DT; ++dt)
+              *reinterpret_cast<float2*>(row + dt * 8 + 2 * t) =
+                  make_float2(prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
+          } else {
+            float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
 #pragma unroll
-            for (int e = 0; e < 2; ++e) atomicAdd(row + dt * 8 + 2 * t + e, prm.scale * dq[dt][2 * hh + e]);
+            for (int dt = 0; dt < K::DQ_DT; ++dt)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) atomicAdd(row + dt * 8 + 2 * t + e, prm.scale * dq[dt][2 * hh + e]);
+          }
         }
       }
     }

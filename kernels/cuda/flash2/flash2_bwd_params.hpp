@@ -8,6 +8,9 @@
 //               over every query tile of every query head of the group that
 //               visits it; dQ += dS K by fp32 atomicAdd into the accumulator
 //   convert     dQ = accumulator rounded to p.type
+// The deterministic mode replaces the accumulator by per-key-tile partial dQ slices
+// (dq_part, plain stores) and the conversion by a sum of the visited slices in a fixed
+// order (launch_flash2_bwd_sum_dq); its preprocess clears nothing.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +31,13 @@ struct flash2_bwd_params {
   const void* d_o = nullptr;   // [B, H, Nq, d]
   const float* lse = nullptr;  // the forward's natural log-sum-exp [B, H, Nq]
   float* delta = nullptr;      // D [B, H, Nq]
-  float* dq_acc = nullptr;     // fp32 [B, H, Nq, d]
-  void* dq = nullptr;          // [B, H, Nq, d] in p.type
-  void* dk = nullptr;          // [B, Hkv, Nkv, d]
+  float* dq_acc = nullptr;     // fp32 [B, H, Nq, d] (atomic mode)
+  // Deterministic mode (the flash2_bwd_deterministic row): fp32 [kv_tiles][B, H, Nq, d], the
+  // slice of key tile kt written by its CTA with plain stores (no atomics); the sum kernel
+  // adds the slices of the key tiles each query tile visits in ascending order. dq_acc null.
+  float* dq_part = nullptr;  // fp32 [B, H, Nq, d]
+  void* dq = nullptr;        // [B, H, Nq, d] in p.type
+  void* dk = nullptr;        // [B, Hkv, Nkv, d]
   void* dv = nullptr;
   float scale = 0;       // 1 / sqrt(d)
   float scale_log2 = 0;  // scale * log2(e)
@@ -55,5 +62,6 @@ flash2_bwd_launch_fn find_flash2_bwd_kernel(int d, dtype t);
 int flash2_bwd_smem_bytes(int d);
 void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_convert_dq(const flash2_bwd_params& prm, void* stream);
+void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream);
 
 }  // namespace attnbench::cuda

@@ -8,6 +8,9 @@
 //       accumulation across timed runs). Reads 2 d elements, writes 4 + 4 d bytes per row.
 //   attn_bwd_convert_dq_kernel  dQ = the accumulator rounded to p.type
 //       (4 bytes read, one element written per element).
+//   attn_bwd_sum_dq_kernel  (deterministic mode, no accumulator to clear) dQ = the sum of
+//       the per-key-tile partial slices the element's query tile visits, in ascending
+//       order (4 bytes read per visited slice, one element written).
 #include <cuda_runtime.h>
 
 #include "core/cuda/cuda_check.cuh"
@@ -29,11 +32,11 @@ __global__ void attn_bwd_preprocess_kernel(const __grid_constant__ flash2_bwd_pa
   if (row >= p.B * p.H * p.Nq) return;  // whole warps leave together
   const T* const o = static_cast<const T*>(prm.o) + row * p.d;
   const T* const d_o = static_cast<const T*>(prm.d_o) + row * p.d;
-  float* const acc = prm.dq_acc + row * p.d;
+  float* const acc = prm.dq_acc ? prm.dq_acc + row * p.d : nullptr;  // null: deterministic mode
   float s = 0.f;
   for (std::int64_t c = lane; c < p.d; c += 32) {
     s += to_float(o[c]) * to_float(d_o[c]);
-    acc[c] = 0.f;
+    if (acc) acc[c] = 0.f;
   }
   for (int m = 16; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
   if (lane == 0) prm.delta[row] = s;
@@ -46,7 +49,33 @@ __global__ void attn_bwd_convert_dq_kernel(const __grid_constant__ flash2_bwd_pa
   if (i < n) static_cast<T*>(prm.dq)[i] = from_float<T>(prm.dq_acc[i]);
 }
 
+// Deterministic mode: dQ = the sum of the partial slices of the key tiles the element's
+// query tile visits, in ascending key-tile order (the same order on every run).
+template <class T>
+__global__ void attn_bwd_sum_dq_kernel(const __grid_constant__ flash2_bwd_params prm) {
+  const problem& p = prm.p;
+  const std::int64_t n = p.q_elems();
+  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= n) return;
+  const std::int64_t qt = (x / p.d) % p.Nq / kBwdBr;
+  const span64 s = kv_tiles(p, qt, tile_walk::causal_bound).first;  // bwd_visits(p, qt, kt)
+  float sum = 0.f;
+  for (std::int64_t kt = s.lo; kt < s.hi; ++kt) sum += prm.dq_part[kt * n + x];
+  static_cast<T*>(prm.dq)[x] = from_float<T>(sum);
+}
+
 }  // namespace
+
+void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream) {
+  constexpr int threads = 256;
+  const dim3 grid(static_cast<unsigned>(ceil_div(prm.p.q_elems(), threads)));
+  auto s = static_cast<cudaStream_t>(stream);
+  if (prm.p.type == dtype::bf16)
+    launch(attn_bwd_sum_dq_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
+  else
+    launch(attn_bwd_sum_dq_kernel<__half>, grid, dim3(threads), 0, s, prm);
+  ATTN_CUDA_CHECK_LAUNCH();
+}
 
 void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream) {
   const problem& p = prm.p;

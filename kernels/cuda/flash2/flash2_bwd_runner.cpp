@@ -18,8 +18,12 @@ namespace {
 
 class flash2_backward_runner final : public device_backward_runner {
  public:
-  flash2_backward_runner(const problem& p, bool writes_lse)
-      : device_backward_runner(p, writes_lse), delta_(p.rows() * 4), dq_acc_(p.q_elems() * 4) {
+  flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic)
+      : device_backward_runner(p, writes_lse),
+        deterministic_(deterministic),
+        delta_(p.rows() * 4),
+        dq_acc_(deterministic ? 0 : p.q_elems() * 4),
+        dq_part_(deterministic ? bwd_kv_tiles(p) * p.q_elems() * 4 : 0) {
     fwd_cfg_ = flash2_config_for(flash2_row::flash2, p);
     main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), p.type);
     if (!fwd_cfg_ || !main_)
@@ -57,30 +61,38 @@ class flash2_backward_runner final : public device_backward_runner {
     bwd_.lse = lse_.get<const float>();
     bwd_.d_o = d_o_.get();
     bwd_.delta = delta_.get<float>();
-    bwd_.dq_acc = dq_acc_.get<float>();
+    bwd_.dq_acc = deterministic_ ? nullptr : dq_acc_.get<float>();
+    bwd_.dq_part = deterministic_ ? dq_part_.get<float>() : nullptr;
     bwd_.dq = dq_.get();
     bwd_.dk = dk_.get();
     bwd_.dv = dv_.get();
     launch_flash2_bwd_preprocess(bwd_, stream());
     main_(bwd_, stream());
-    launch_flash2_bwd_convert_dq(bwd_, stream());
+    if (deterministic_)
+      launch_flash2_bwd_sum_dq(bwd_, stream());
+    else
+      launch_flash2_bwd_convert_dq(bwd_, stream());
   }
 
+  bool deterministic_;
   const flash2_config* fwd_cfg_ = nullptr;
   flash2_bwd_launch_fn main_ = nullptr;
   flash2_params fwd_;
   flash2_bwd_params bwd_;
-  device_buffer delta_, dq_acc_;  // D [B, H, Nq] and the fp32 dQ accumulator [B, H, Nq, d]
+  // D [B, H, Nq]; the fp32 dQ accumulator [B, H, Nq, d] (atomic mode) or the per-key-tile
+  // slices [kv_tiles][B, H, Nq, d] (deterministic mode)
+  device_buffer delta_, dq_acc_, dq_part_;
 };
 
 }  // namespace
 
-std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse) {
-  return std::make_unique<flash2_backward_runner>(p, writes_lse);
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic) {
+  return std::make_unique<flash2_backward_runner>(p, writes_lse, deterministic);
 }
 
-std::int64_t flash2_backward_memory_bytes(const problem& p) {
-  return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + p.q_elems());
+std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic) {
+  const std::int64_t dq_work = deterministic ? bwd_kv_tiles(p) * p.q_elems() : p.q_elems();
+  return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work);
 }
 
 }  // namespace attnbench::cuda

@@ -97,21 +97,22 @@ support backward_check(const problem& p) {
 }
 
 // The row's check, model, memory and runner by p.pass (the forward's for fwd).
-void with_backward(variant& row) {
+void with_backward(variant& row, bool deterministic) {
   row.check = [fwd = row.check](const problem& p) {
     const support s = fwd(p);
     return s.ok ? backward_check(p) : s;
   };
-  row.model = [fwd = row.model](const problem& p) {
+  row.model = [fwd = row.model, deterministic](const problem& p) {
     problem f = p;
     f.pass = pass_kind::fwd;
-    return model_for_pass(p, fwd(f), model_flash2_backward_cuda);
+    return model_for_pass(p, fwd(f),
+                          deterministic ? model_flash2_backward_deterministic_cuda : model_flash2_backward_cuda);
   };
-  row.memory_bytes = [fwd = row.memory_bytes](const problem& p) {
-    return p.pass == pass_kind::fwd ? fwd(p) : cuda::flash2_backward_memory_bytes(p);
+  row.memory_bytes = [fwd = row.memory_bytes, deterministic](const problem& p) {
+    return p.pass == pass_kind::fwd ? fwd(p) : cuda::flash2_backward_memory_bytes(p, deterministic);
   };
-  row.make_runner = [fwd = row.make_runner](const problem& p, bool lse) {
-    return p.pass == pass_kind::fwd ? fwd(p, lse) : cuda::make_flash2_backward_runner(p, lse);
+  row.make_runner = [fwd = row.make_runner, deterministic](const problem& p, bool lse) {
+    return p.pass == pass_kind::fwd ? fwd(p, lse) : cuda::make_flash2_backward_runner(p, lse, deterministic);
   };
 }
 
@@ -125,7 +126,15 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       flash2_row::flash2,
       {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_all},
       {tag::fused, tag::tiled}));
-  with_backward(rows.back());
+  with_backward(rows.back(), false);
+  rows.push_back(flash2_family_row(
+      "flash2_bwd_deterministic",
+      "the flash2 backward without atomics: per-key-tile fp32 dQ slices summed in a fixed order by a second "
+      "kernel (bit-identical runs; extra memory kv_tiles x dQ in fp32)",
+      flash2_row::flash2,
+      {.dtypes = tensor_core_types, .masks = mask_none | mask_causal, .head_dims = head_dims, .passes = pass_bwd},
+      {tag::fused, tag::tiled}));
+  with_backward(rows.back(), true);
   rows.push_back(flash2_family_row(
       "sparse",
       "flash2 kernel visiting only key tiles with a visible pair (local window, global tokens; "
