@@ -20,11 +20,12 @@
 // no expanded [B, H, Nkv, d] buffers, no reduction kernel.
 //
 // Expected bottleneck: per visit the CTA does 5 * 2 * 64 * 64 * d FLOPs
-// against the 64 * (2 d + 2) * 2-byte reads of Q, dO, lse, D and the
-// 64 * d * 4 * 2 bytes of the dQ atomics (read-modify-write in L2): 80
-// FLOP per byte at d = 128, below H200's ~200 FLOP/B ridge if all of it came
-// from HBM; Q, dO and the accumulator rows are re-read by every key tile's
-// CTA, so it leans on L2 like the forward. This first version loads Q and dO
+// (5.2 MFLOP at d = 128) against 64 * 2 d * 2 bytes of Q and dO, 512 of lse
+// and D, and 64 * d * 4 * 2 bytes of dQ atomics (read-modify-write in L2):
+// 99 KB, 53 FLOP per byte, far below H200's ~200 FLOP/B ridge if all of it
+// came from HBM; Q, dO and the accumulator rows are re-read by every key
+// tile's CTA, so it leans on L2 and on the atomics' throughput there (the
+// atomics are two thirds of the bytes: FA2's reason for larger key tiles). This first version loads Q and dO
 // without double buffering (cp.async then wait) and keeps the 64 x 64 tile
 // for both head dims: correctness first, the pipeline is the next step.
 #pragma once
