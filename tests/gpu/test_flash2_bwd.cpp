@@ -2,7 +2,8 @@
 // dV of the flash2 row at p.pass bwd and fwd_bwd against the fp64 backward reference on
 // small shapes: ragged lengths (not multiples of the 64 x 64 tile), Nq != Nkv both ways
 // (causal bottom-right; Nq > Nkv leaves rows without a visible key), GQA ratios 1, 2, 4,
-// d 64 and 128, fp16 and bf16, B 2. Each case runs twice after the gradients are
+// d 64 and 128, fp16 and bf16, B 2, masks none, causal, local (keys no row sees) and
+// causal+global. Each case runs twice after the gradients are
 // poisoned (a second run must not accumulate into the first: the dQ accumulator is
 // cleared inside the backward). Bound: the forward's fixed bound per dtype
 // (tests/gpu/tolerance.hpp; no unfused CUDA backward baseline exists yet to take a
@@ -39,12 +40,14 @@ struct bwd_case {
 
 // Small enough for the emulator (~1 s each on one core), every claimed axis covered.
 const bwd_case cases[] = {
-    {1, 2, 2, 70, 133, 64, dtype::fp16, "causal", pass_kind::bwd},      // Nq < Nkv, ragged
-    {1, 4, 2, 100, 65, 64, dtype::bf16, "none", pass_kind::bwd},        // GQA 2, Nq > Nkv
-    {1, 4, 1, 130, 70, 128, dtype::bf16, "causal", pass_kind::bwd},     // GQA 4, 60 empty rows
-    {2, 2, 1, 65, 65, 128, dtype::fp16, "none", pass_kind::fwd_bwd},    // B 2, GQA 2, fwd_bwd
-    {1, 1, 1, 40, 100, 128, dtype::fp16, "causal", pass_kind::bwd},     // one query tile, two key tiles
-    {2, 2, 2, 129, 64, 64, dtype::bf16, "causal", pass_kind::fwd_bwd},  // 65 empty rows, one key tile
+    {1, 2, 2, 70, 133, 64, dtype::fp16, "causal", pass_kind::bwd},           // Nq < Nkv, ragged
+    {1, 4, 2, 100, 65, 64, dtype::bf16, "none", pass_kind::bwd},             // GQA 2, Nq > Nkv
+    {1, 4, 1, 130, 70, 128, dtype::bf16, "causal", pass_kind::bwd},          // GQA 4, 60 empty rows
+    {2, 2, 1, 65, 65, 128, dtype::fp16, "none", pass_kind::fwd_bwd},         // B 2, GQA 2, fwd_bwd
+    {1, 1, 1, 40, 100, 128, dtype::fp16, "causal", pass_kind::bwd},          // one query tile, two key tiles
+    {2, 2, 2, 129, 64, 64, dtype::bf16, "causal", pass_kind::fwd_bwd},       // 65 empty rows, one key tile
+    {1, 2, 1, 70, 133, 64, dtype::fp16, "local:5,0", pass_kind::bwd},        // keys 0..57 seen by no row
+    {1, 4, 2, 90, 70, 128, dtype::bf16, "causal+global:8", pass_kind::bwd},  // global rows and keys, Nq > Nkv
 };
 
 problem case_problem(const bwd_case& c) {
@@ -194,12 +197,15 @@ TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {
   EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
   p.Br = 64;
   p.pass = pass_kind::fwd_bwd;
-  for (const char* m : {"local:16,0", "global:4", "causal+global:4", "causal+strided:16,8"}) {
+  for (const char* m : {"local:16,0", "global:4", "causal+global:4"}) {
     problem q = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, m, 64, 64);
     q.pass = pass_kind::bwd;
-    EXPECT_NE(v.supports(q).reason.find("the flash2 backward takes masks none and causal"), std::string::npos)
-        << m << ": " << v.supports(q).reason;
+    EXPECT_TRUE(v.supports(q).ok) << m << ": " << v.supports(q).reason;
   }
+  problem q = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, "causal+strided:16,8", 64, 64);
+  q.pass = pass_kind::bwd;
+  EXPECT_NE(v.supports(q).reason.find("the flash2 backward takes the interval masks only"), std::string::npos)
+      << v.supports(q).reason;
   p.type = dtype::fp32;
   EXPECT_FALSE(v.supports(p).ok);
 }

@@ -110,11 +110,41 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
     for (int e = 0; e < 4; ++e) dk_acc[dt][e] = dv_acc[dt][e] = 0.f;
 
   const int key_row = warp * 16;  // this warp's keys in the tile
-  const int n_kv = static_cast<int>(p.Nkv);
-  // The claimed masks (none, causal bottom-right) in 32-bit ints: key j is visible to query
-  // i iff j < Nkv and, under causal, j <= i + Nkv - Nq. row_window's 64-bit math per
-  // element cost 68-92 bytes of spills at d = 128 (sm_80, sm_90).
-  const int causal_shift = p.mask.kind == mask_kind::causal ? static_cast<int>(p.Nkv - p.Nq) : n_kv;
+
+  // The interval masks as is_visible defines them, per key: key j < Nkv is visible to
+  // query i iff j < G (a global key: every row), or i < G (a global row), or j lies in the
+  // window of row i. The window's ends are non-decreasing in i (core/tiles.hpp), so the
+  // rows whose window holds j are one interval [q_first, q_end), found once per CTA by
+  // binary search for this thread's two keys, and the rest folds into q_all: rows
+  // [0, q_all) see the key (Nq for a global key, G otherwise, 0 past Nkv). 6 registers.
+  // (row_window per element in 64-bit math spilled 68-92 bytes at d = 128; the windows per
+  // visit in shared memory 32 bytes on sm_90, separate G and Nkv terms 8.)
+  int q_first[2], q_end[2], q_all[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const std::int64_t j = k0 + key_row + g + 8 * hh;
+    std::int64_t a = 0, b = p.Nq;  // first row whose window ends after j
+    while (a < b) {
+      const std::int64_t m = (a + b) / 2;
+      if (window_keys(p, m, m + 1).hi > j)
+        b = m;
+      else
+        a = m + 1;
+    }
+    q_first[hh] = static_cast<int>(a);
+    b = p.Nq;  // first row whose window starts after j
+    while (a < b) {
+      const std::int64_t m = (a + b) / 2;
+      if (window_keys(p, m, m + 1).lo > j)
+        b = m;
+      else
+        a = m + 1;
+    }
+    q_end[hh] = static_cast<int>(a);
+    const std::int64_t all = j < p.mask.global ? p.Nq : (p.mask.global < p.Nq ? p.mask.global : p.Nq);
+    q_all[hh] = j < p.Nkv ? static_cast<int>(all) : 0;
+    if (j >= p.Nkv) q_first[hh] = q_end[hh] = 0;
+  }
 
   const std::int64_t group = p.group(), h0 = kvh * group;  // the query heads of this KV head
   const std::int64_t n_qt = bwd_q_tiles(p);
@@ -177,12 +207,11 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int qc = nt * 8 + 2 * t + e;
-          const int last_key = static_cast<int>(q0) + qc + causal_shift;  // >= n_kv without causal
+          const int i = static_cast<int>(q0) + qc;
           const float l2 = s_lse[qc], dd = s_delta[qc];
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
-            const int j = static_cast<int>(k0) + key_row + g + 8 * hh;
-            const bool vis = j < n_kv && j <= last_key && l2 != neg_inf;
+            const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]));
             const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
             st[nt][2 * hh + e] = pe;
             dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);

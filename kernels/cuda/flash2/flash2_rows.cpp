@@ -79,13 +79,11 @@ constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 
 // The backward of the flash2 row (docs/backward.md "The CUDA flash2 backward"): its own
 // 64 x 64 tile, so a bwd or fwd_bwd entry runs at Br x Bc = 64 x 64 (the forward of a fwd_bwd
-// entry is the row's forward at that tile); the interval masks none and causal.
+// entry is the row's forward at that tile); the interval masks (none, causal, local, global).
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
-  if (p.mask.kind != mask_kind::none && p.mask.kind != mask_kind::causal)
-    return support::no(fmt::format("the flash2 backward takes masks none and causal, not {}", to_string(p.mask)));
-  if (p.mask.global > 0 || p.mask.has_sparse())
-    return support::no(fmt::format("the flash2 backward takes masks none and causal, not {}", to_string(p.mask)));
+  if (p.mask.has_sparse())
+    return support::no(fmt::format("the flash2 backward takes the interval masks only, not {}", to_string(p.mask)));
   if (p.Br != cuda::kBwdBr || p.Bc != cuda::kBwdBc)
     return support::no(fmt::format("the flash2 backward runs the {}x{} tile, not Br x Bc = {}x{}", cuda::kBwdBr,
                                    cuda::kBwdBc, p.Br, p.Bc));
@@ -131,8 +129,7 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       "flash2_bwd_deterministic",
       "the flash2 backward without atomics: per-key-tile fp32 dQ slices summed in a fixed order by a second "
       "kernel (bit-identical runs; extra memory kv_tiles x dQ in fp32)",
-      flash2_row::flash2,
-      {.dtypes = tensor_core_types, .masks = mask_none | mask_causal, .head_dims = head_dims, .passes = pass_bwd},
+      flash2_row::flash2, {.dtypes = tensor_core_types, .masks = mask_all, .head_dims = head_dims, .passes = pass_bwd},
       {tag::fused, tag::tiled}));
   with_backward(rows.back(), true);
   rows.push_back(flash2_family_row(
