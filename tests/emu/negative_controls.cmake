@@ -48,3 +48,25 @@ ab_emu_negative(merge_split_stride merge ${k}/flash2/flash2_splitkv_merge.cu
 # flash2: instruction-level faults injected by the emulator (emu.flash2_faults,
 # tests/emu/emu_test.cpp --faults): ldmatrix fragment order, a dropped .trans,
 # cp.async.wait_group retiring one group fewer, no zero fill.
+
+# flash2 backward (issue 24), each against CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes.
+# The emulator cannot expose a non-atomic dQ accumulation (CTAs run one after another and a
+# fiber switches only at a scheduling point, so a plain += never loses an update: its
+# atomicAdd is that +=); the third control is the accumulator left uncleared instead.
+# (a) the D term dropped: dS = P * dP instead of P * (dP - D).
+ab_emu_negative_header(flash2_bwd_no_delta flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);" "dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - 0.f * dd);"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (b) dK/dV reduced over the wrong KV group: the query heads of the next KV head.
+ab_emu_negative_header(flash2_bwd_wrong_group flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "h0 = kvh * group;" "h0 = (kvh + 1) % p.Hkv * group;"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (c) the fp32 dQ accumulator not cleared by the preprocess: a run adds to whatever the
+# buffer held (the allocation's NaN poison, then the previous run's dQ).
+ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "acc[c] = 0.f;" "acc[c] += 0.f;"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (d) the deterministic row's sum kernel dropping the last key tile a query tile visits.
+ab_emu_negative(flash2_bwd_sum_drops_last_tile flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "for (std::int64_t kt = s.lo; kt < s.hi; ++kt)" "for (std::int64_t kt = s.lo; kt < s.hi - 1; ++kt)"
+  gtest --gtest_filter=CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64)
