@@ -210,6 +210,12 @@ model_figures model_naive_backward_cpu(const problem& p);
 // written once; per visiting query tile Q, dO, lse, D read and dQ read-modify-written;
 // 5 products and 1 exp per computed pair of the forward's walk.
 model_figures model_flash2_backward_cpu(const problem& p);
+// cuda cublas_unfused backward: P kept from the forward; dP = dO V^T (fp32), dV = P^T dO,
+// dS = P (dP - D) with D = rowsum(dO O), dQ = dS K, dK = dS^T Q; every GEMM operand counted
+// once, GQA summed inside the dK/dV GEMMs (no extra bytes); 8 d per score executed, no exp.
+model_figures model_cublas_unfused_backward(const problem& p);
+// Its admission memory: the forward's plus dO, dQ, dK, dV (p.type) and dS (p.type).
+std::int64_t memory_bytes_cublas_unfused_backward(const problem& p);
 // A row's figures at p.pass: `fwd` (the forward's), bwd(p), or their sum (fwd_bwd).
 model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&));
 // ---- linformer (linformer.cpp) ------------------------------------------------------
