@@ -109,6 +109,9 @@ model_figures model_flash2_splitkv_cpu(const problem& p, const cuda::flash2_plan
 double model_bytes_cudnn_sdpa_min_io(const problem& p);
 // Q, K, V, O, lse and cuDNN's workspace (known once the graph is built).
 std::int64_t memory_bytes_cudnn_sdpa(const problem& p, std::int64_t workspace_bytes);
+// cudnn_sdpa backward (closed kernel): the minimal IO, Q, K, V, O, dO and lse read once, dQ,
+// dK, dV written once; executed FLOPs = the useful 2.5x; one exp per visible pair (P recomputed).
+model_figures model_cudnn_sdpa_backward_min_io(const problem& p);
 
 // ---- flash3 (flash3.cpp) ------------------------------------------------------------
 // cuda (sm_90a): flash2's per-row-tile walk over flash3's plan (geometry:
