@@ -8,6 +8,7 @@
 #   emu.runtime         the emulator itself (deadlocks, launch checks, cuBLAS stand-in, poison)
 #   emu.tolerance       the fp16/bf16 tolerance cap of tests/gpu (issue 9 item 4)
 #   emu.unfused         tests/gpu/test_unfused.cpp, small shapes: naive, naive_gqa_expand, cublas_unfused
+#   emu.unfused_bwd     tests/gpu/test_unfused_bwd.cpp: the cublas_unfused backward (bwd, fwd_bwd)
 #   emu.flash1          tests/gpu/test_flash1.cpp, small shapes
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
@@ -114,6 +115,7 @@ file(CONFIGURE OUTPUT ${ab_emu_gen}/emu_flash2_instances.cpp CONTENT "${ab_emu_i
 # Families: the CUDA sources of each (a negative control swaps one of them).
 set(ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/naive_gemm.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/masked_softmax.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/unfused_rows.cu)
+list(APPEND ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/softmax_backward.cu)  # issue 24: the bwd
 set(ab_emu_fam_flash1 ${CMAKE_SOURCE_DIR}/kernels/cuda/flash1/flash1.cu)
 set(ab_emu_fam_linear ${CMAKE_SOURCE_DIR}/kernels/cuda/linear/linear.cu)
 set(ab_emu_fam_reference ${CMAKE_SOURCE_DIR}/kernels/cuda/reference/reference_device.cu)
@@ -184,6 +186,7 @@ set(ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused.cpp ${CMAKE_
     ${ab_emu_dir}/emu_runtime_test.cpp ${ab_emu_dir}/emu_hopper_test.cpp ${ab_emu_dir}/tolerance_test.cpp
     ${ab_emu_dir}/emu_gtest_main.cpp)
 list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_flash2_bwd.cpp)
+list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused_bwd.cpp)
 add_library(attnbench_emu_gtests OBJECT ${ab_emu_gtest_sources})
 ab_emu_setup(attnbench_emu_gtests)
 target_link_libraries(attnbench_emu_gtests PRIVATE GTest::gtest)
@@ -241,6 +244,7 @@ else()
 endif()
 ab_emu_gtest(hopper_controls "EmuHopperControl.*")
 ab_emu_gtest(unfused "CudaUnfusedHost.*:CudaUnfused.MatchesFp64ReferenceOnSmallShapes:CudaUnfused.RepeatedRunsAreIdentical")
+ab_emu_gtest(unfused_bwd "CudaUnfusedBwdHost.*:CudaUnfusedBwd.*")
 ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(linear "CudaLinearHost.*:CudaLinear.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(reference "CudaReferenceFp32.*")

@@ -84,6 +84,19 @@ model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
 
 model_figures model_flash2_backward_cuda(const problem& p) { return flash2_backward_cuda(p, false); }
 model_figures model_flash2_backward_deterministic_cuda(const problem& p) { return flash2_backward_cuda(p, true); }
+model_figures model_cublas_unfused_backward(const problem& p) {
+  const std::int64_t e = es(p), s = p.rows() * p.Nkv, q = p.q_elems(), kv = p.kv_elems();
+  std::int64_t b = e * q + e * kv + f32 * s;  // dP = dO V^T: dO, V read, dP written
+  b += e * q + e * s + e * kv;                // dV = P^T dO: dO, P read, dV written
+  b += 2 * e * q + f32 * s + 2 * e * s;       // dS: O, dO (D), dP, P read, dS written
+  b += e * s + e * kv + e * q;                // dQ = dS K: dS, K read, dQ written
+  b += e * s + e * q + e * kv;                // dK = dS^T Q: dS, Q read, dK written
+  return {model_flops_backward(p), 8.0 * p.d * static_cast<double>(s), static_cast<double>(b), 0};
+}
+
+std::int64_t memory_bytes_cublas_unfused_backward(const problem& p) {
+  return memory_bytes_cublas_unfused(p) + es(p) * (2 * p.q_elems() + 2 * p.kv_elems() + p.rows() * p.Nkv);
+}
 
 model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&)) {
   if (p.pass == pass_kind::fwd) return fwd;

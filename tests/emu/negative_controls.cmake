@@ -28,8 +28,20 @@ ab_emu_negative(naive_batch_stride unfused ${k}/unfused/naive_gemm.cu
 # factor forgotten). The baseline itself is then wrong: the tolerance cap
 # (tests/gpu/tolerance.hpp) must notice instead of widening every bound.
 ab_emu_negative(cublas_group_stride unfused ${k}/unfused/unfused_rows.cu
-  "q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d," "q_.get(), t, d, static_cast<long long>(p.Nq) * p.d,"
+  "f.q, t, d, static_cast<long long>(g) * p.Nq * p.d," "f.q, t, d, static_cast<long long>(p.Nq) * p.d,"
   gtest --gtest_filter=CudaUnfused.MatchesFp64ReferenceOnSmallShapes)
+
+# cublas_unfused backward (issue 24): the D = rowsum(dO * O) term dropped from
+# dS = P (dP - D) (every dQ and dK wrong by P D terms).
+ab_emu_negative(unfused_bwd_no_d_term unfused ${k}/unfused/softmax_backward.cu
+  "to_float(prow[j]) * (dprow[j] - d_row)" "to_float(prow[j]) * dprow[j]"
+  gtest --gtest_filter=CudaUnfusedBwd.MatchesFp64ReferenceOnSmallShapes)
+
+# cublas_unfused backward: dK summed over one query head instead of the KV
+# head's whole group (the dK GEMM's inner dimension Nq, not G*Nq).
+ab_emu_negative(unfused_bwd_dk_group unfused ${k}/unfused/unfused_rows.cu
+  "d, nkv, group_rows, &scale, q_.get()" "d, nkv, static_cast<int>(p.Nq), &scale, q_.get()"
+  gtest --gtest_filter=CudaUnfusedBwd.MatchesFp64ReferenceOnSmallShapes)
 
 # On-device fp32 reference: off-by-one load bound of the query row into
 # shared memory (the last element is never loaded: the poison is read).
