@@ -341,7 +341,7 @@ function(ab_emu_negative_header name fam header from to kind)
   ab_emu_exe(attnbench_emu_neg_${name} KIND ${kind} SWAP_FAMILY ${fam} SWAP_SOURCE ${fam_wrapped})
   target_include_directories(attnbench_emu_neg_${name} BEFORE PRIVATE ${dir})
   add_test(NAME emu.neg.${name} COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_neg_${name}> ${ARGN})
-  set_tests_properties(emu.neg.${name} PROPERTIES LABELS cpu TIMEOUT 300
+  set_tests_properties(emu.neg.${name} PROPERTIES LABELS nogpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
 endfunction()
 if(NOT ab_emu_san STREQUAL "thread")
