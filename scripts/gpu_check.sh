@@ -12,6 +12,7 @@
 #   ceilings  measured once (ceilings.json), passed to every later sweep (--ceilings-from)
 #   gpu_tests the GPU test binary as one process, restarted past a hung or crashed test
 #   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (issue 16)
+#   bwd       bwd and fwd_bwd of flash2, cublas_unfused and the cuDNN rows (issue 24)
 #   sweep     the quick sweep, resumed after a sticky error, hang or crash (resume_sweep.sh)
 #   peers     library peers on the sweep's problems (PyTorch), if time is left
 # then summary.txt, printed last. Exit 0 only when every step succeeded.
@@ -26,7 +27,7 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (60), GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
+# GPU_CHECK_FP8_S (60), GPU_CHECK_BWD_S (60), GPU_CHECK_BWD_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
 # a usable GPU every sweep step runs on the cpu backend, to test this script), GPU_CHECK_BUNDLE
@@ -270,6 +271,15 @@ fp8_default="--variant flash3,flash3_fp8 --dtype bf16,e4m3 --head-dim 128 --batc
 fp8_args=(${GPU_CHECK_FP8_ARGS:-$fp8_default})
 step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${fp8_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/fp8.json"
+# ---- backward (issue 24): bwd and fwd_bwd of the rows that claim them -------------------------
+# The cuDNN rows only where the build has them (an unknown --variant name is an error).
+bwd_rows="flash2,cublas_unfused"
+grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && bwd_rows+=",cudnn_sdpa,cudnn_sdpa_deterministic"
+bwd_default="--variant $bwd_rows --pass bwd,fwd_bwd --dtype bf16 --head-dim 64,128 --batch 1 --heads 16 --seq 4096,8192,16384 --mask none --reps 5"
+(( dry )) && bwd_default="--variant flash2,naive --pass bwd,fwd_bwd --dtype fp32 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1"
+bwd_args=(${GPU_CHECK_BWD_ARGS:-$bwd_default})
+step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+  "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
 peers_reserve=$(( ${GPU_CHECK_PEERS_S:-100} < 60 ? ${GPU_CHECK_PEERS_S:-100} : 60 ))
 sweep_limit=$(( deadline - $(date +%s) - peers_reserve ))
 (( sweep_limit < 30 )) && sweep_limit=30

@@ -2,7 +2,7 @@
 """summary.txt of scripts/gpu_check.sh OUT_DIR (docs/gpu.md): device, binaries, steps,
 the smoke verdict per row (pass / wrong / crash / hang), GPU test counts, kernel resources,
 ceilings, per variant the best TFLOP/s, GB/s, largest error and PASS/FAIL of the quick sweep,
-and the fp8 table. Every part reads what its step left, also when the step was cut off
+and the fp8 and backward tables. Every part reads what its step left, also when the step was cut off
 (a sweep's results log when its JSON is missing)."""
 from __future__ import annotations
 
@@ -185,6 +185,25 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"{b.get('variant', '?') + ' ' + b.get('dtype', '?'):24s} {b.get('Nq', 0):6d} "
                          f"{b.get('mask', '?'):>7s} {b.get('tflops') or 0:8.1f} {b.get('rel_err') or 0:9.2e} "
                          f"{e2e if e2e is not None else float('nan'):9.2e}")
+    bwd, note = load_run(out, "bwd.json")
+    if bwd is not None:
+        rows = [b for b in bwd.get("benchmarks", []) if b.get("status") == "ok"]
+        lines.append("")
+        if note:
+            lines.append(note)
+        lines.append(f"{'backward':34s} {'Nq':>6s} {'d':>4s} {'mask':>7s} {'TFLOP/s':>9s} {'grad err':>9s} "
+                     f"{'tol':>8s}  result")
+        for b in sorted(rows, key=lambda b: (b.get("pass", ""), b.get("d", 0), b.get("mask", ""), b.get("Nq", 0),
+                                             b.get("variant", ""))):
+            err = b.get("grad_err")
+            res = "ok" if b.get("err_ok") is not False and err is not None else "WRONG"
+            lines.append(f"{b.get('variant', '?') + ' ' + b.get('pass', '?') + ' ' + b.get('dtype', '?'):34s} "
+                         f"{b.get('Nq', 0):6d} {b.get('d', 0):4d} {b.get('mask', '?'):>7s} {b.get('tflops') or 0:9.3g} "
+                         f"{err if err is not None else float('nan'):9.2e} {b.get('grad_tolerance') or 0:8.1e}  {res}")
+        failed = [b for b in bwd.get("benchmarks", []) if b.get("status") == "failed"]
+        if failed:
+            lines.append(f"backward: {len(failed)} failed entries: "
+                         + ", ".join(sorted({b.get('variant', '?') for b in failed})))
     print("\n".join(lines))
     return 0
 

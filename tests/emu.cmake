@@ -8,10 +8,12 @@
 #   emu.runtime         the emulator itself (deadlocks, launch checks, cuBLAS stand-in, poison)
 #   emu.tolerance       the fp16/bf16 tolerance cap of tests/gpu (issue 9 item 4)
 #   emu.unfused         tests/gpu/test_unfused.cpp, small shapes: naive, naive_gqa_expand, cublas_unfused
+#   emu.unfused_bwd     tests/gpu/test_unfused_bwd.cpp: the cublas_unfused backward (bwd, fwd_bwd)
 #   emu.flash1          tests/gpu/test_flash1.cpp, small shapes
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
 #   emu.scans           tests/gpu/test_scans.cpp: selective_scan, wkv, wkv6 (kernels/cuda/scan)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
+#   emu.flash2_bwd      tests/gpu/test_flash2_bwd.cpp: the flash2 backward (issue 24)
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
 #   emu.flash2_decode   split-KV decode + the real merge kernel (flash2_splitkv_merge.cu)
 #   emu.flash2_faults   each injected instruction fault must be detected
@@ -114,6 +116,7 @@ file(CONFIGURE OUTPUT ${ab_emu_gen}/emu_flash2_instances.cpp CONTENT "${ab_emu_i
 # Families: the CUDA sources of each (a negative control swaps one of them).
 set(ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/naive_gemm.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/masked_softmax.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/unfused_rows.cu)
+list(APPEND ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/softmax_backward.cu)  # issue 24: the bwd
 set(ab_emu_fam_flash1 ${CMAKE_SOURCE_DIR}/kernels/cuda/flash1/flash1.cu)
 set(ab_emu_fam_linear ${CMAKE_SOURCE_DIR}/kernels/cuda/linear/linear.cu)
 set(ab_emu_fam_reference ${CMAKE_SOURCE_DIR}/kernels/cuda/reference/reference_device.cu)
@@ -121,6 +124,10 @@ set(ab_emu_fam_merge ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_splitkv_merg
 set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv6.cu)
 set(ab_emu_all_families unfused flash1 linear reference merge scan)
+# The flash2 backward (issue 24): its main-kernel instantiations (flash2_bwd_kernel.cuh) and
+# the preprocess/convert kernels, one family (the header's controls swap it whole).
+file(GLOB ab_emu_fam_flash2_bwd CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_bwd_*.cu)
+list(APPEND ab_emu_all_families flash2_bwd)
 
 function(ab_emu_setup tgt)
   target_include_directories(${tgt} BEFORE PRIVATE ${ab_emu_dir}/include ${CMAKE_SOURCE_DIR})
@@ -145,6 +152,8 @@ endfunction()
 # runner sources to the base here, and its tests at the end of this file.
 set(ab_emu_extra_base_sources)
 include(${ab_emu_dir}/flash3/sources.cmake OPTIONAL)
+list(APPEND ab_emu_extra_base_sources ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_bwd_runner.cpp
+     ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_bwd_instances.cpp)
 
 # Runtime + everything that is not a swappable family source.
 file(GLOB ab_emu_core CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/*.cpp ${CMAKE_SOURCE_DIR}/core/cuda/*.cpp)
@@ -180,6 +189,8 @@ set(ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused.cpp ${CMAKE_
     ${CMAKE_SOURCE_DIR}/tests/gpu/test_scans.cpp
     ${ab_emu_dir}/emu_runtime_test.cpp ${ab_emu_dir}/emu_hopper_test.cpp ${ab_emu_dir}/tolerance_test.cpp
     ${ab_emu_dir}/emu_gtest_main.cpp)
+list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_flash2_bwd.cpp)
+list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused_bwd.cpp)
 add_library(attnbench_emu_gtests OBJECT ${ab_emu_gtest_sources})
 ab_emu_setup(attnbench_emu_gtests)
 target_link_libraries(attnbench_emu_gtests PRIVATE GTest::gtest)
@@ -237,10 +248,12 @@ else()
 endif()
 ab_emu_gtest(hopper_controls "EmuHopperControl.*")
 ab_emu_gtest(unfused "CudaUnfusedHost.*:CudaUnfused.MatchesFp64ReferenceOnSmallShapes:CudaUnfused.RepeatedRunsAreIdentical")
+ab_emu_gtest(unfused_bwd "CudaUnfusedBwdHost.*:CudaUnfusedBwd.*")
 ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(linear "CudaLinearHost.*:CudaLinear.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(scans "CudaScansHost.*:CudaScans.*")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
+ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.*")
 if(ab_emu_san STREQUAL "thread")
   # ~5 min together under TSan on 2 cores: only in the full TSan run
   # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them.
@@ -313,6 +326,25 @@ function(ab_emu_negative name fam src from to kind)
   endforeach()
   ab_emu_wrap(rest_wrapped ${rest})
   ab_emu_exe(attnbench_emu_neg_${name} KIND ${kind} SWAP_FAMILY ${fam} SWAP_SOURCE ${ab_emu_gen}/neg/${name}.cpp ${rest_wrapped})
+  add_test(NAME emu.neg.${name} COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_neg_${name}> ${ARGN})
+  set_tests_properties(emu.neg.${name} PROPERTIES LABELS nogpu TIMEOUT 300
+                       ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
+endfunction()
+# A control planted in a kernel header (issue 24: flash2_bwd_kernel.cuh, included by the
+# family's instantiations): the mutated copy lies at the header's own relative path under a
+# directory searched first, and the family is compiled again against it, swapped in whole.
+function(ab_emu_negative_header name fam header from to kind)
+  file(READ ${header} text)
+  ab_mutate(text "${from}" "${to}" "emu negative control ${name} (tests/emu/negative_controls.cmake) in ${header}")
+  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${header})
+  set(dir ${ab_emu_gen}/neg_header/${name})
+  string(PREPEND text "// Generated by tests/emu.cmake: negative control ${name}, a mutated copy of ${rel}.\n")
+  file(WRITE ${dir}/${rel}.tmp "${text}")
+  configure_file(${dir}/${rel}.tmp ${dir}/${rel} COPYONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${header})
+  ab_emu_wrap(fam_wrapped ${ab_emu_fam_${fam}})
+  ab_emu_exe(attnbench_emu_neg_${name} KIND ${kind} SWAP_FAMILY ${fam} SWAP_SOURCE ${fam_wrapped})
+  target_include_directories(attnbench_emu_neg_${name} BEFORE PRIVATE ${dir})
   add_test(NAME emu.neg.${name} COMMAND sh ${ab_emu_expect_fail} $<TARGET_FILE:attnbench_emu_neg_${name}> ${ARGN})
   set_tests_properties(emu.neg.${name} PROPERTIES LABELS nogpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")

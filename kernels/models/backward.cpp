@@ -7,6 +7,10 @@
 
 #include "kernels/models/model_terms.hpp"
 
+#include <algorithm>
+
+#include "kernels/cuda/flash2/flash2_bwd_params.hpp"
+
 namespace attnbench {
 
 using namespace model_terms;
@@ -43,6 +47,55 @@ model_figures model_flash2_backward_cpu(const problem& p) {
   const double heads = static_cast<double>(p.B * p.H);
   return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(pairs) * heads, static_cast<double>(bytes),
           static_cast<double>(pairs) * heads};
+}
+
+namespace {
+
+model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
+  const std::int64_t e = dtype_bytes(p.type), br = cuda::kBwdBr, bc = cuda::kBwdBc;
+  problem g = p;
+  g.Br = br;
+  g.Bc = bc;
+  std::int64_t visit_rows = 0, pairs = 0, tiles = 0;  // per head
+  for (std::int64_t kt = 0; kt < cuda::bwd_kv_tiles(g); ++kt)
+    for (std::int64_t qt = 0; qt < cuda::bwd_q_tiles(g); ++qt)
+      if (cuda::bwd_visits(g, qt, kt)) {
+        const std::int64_t rows = std::min(br, p.Nq - qt * br), cols = std::min(bc, p.Nkv - kt * bc);
+        visit_rows += rows;
+        pairs += rows * cols;
+        ++tiles;
+      }
+  // Atomic: the accumulator cleared (4 d per row), read-modify-written per visit (8 d), read
+  // once by the conversion. Deterministic: each visit writes its slice rows (4 d), the sum
+  // reads every visited slice row once (4 d per visit) and writes dQ.
+  const std::int64_t dq_clear = deterministic ? 0 : 4 * p.d;
+  const std::int64_t preprocess = p.Nq * (2 * p.d * e + 4 + dq_clear);
+  const std::int64_t visits = visit_rows * (2 * p.d * e + 8 + 8 * p.d);
+  const std::int64_t convert = deterministic ? p.Nq * p.d * e : p.Nq * p.d * (4 + e);
+  const std::int64_t per_head = preprocess + visits + convert;
+  const std::int64_t per_kv_head = 4 * p.Nkv * p.d * e;
+  const double heads = static_cast<double>(p.B * p.H);
+  const double bytes = heads * static_cast<double>(per_head) + static_cast<double>(p.B * p.Hkv * per_kv_head);
+  return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(tiles * br * bc) * heads, bytes,
+          static_cast<double>(pairs) * heads};
+}
+
+}  // namespace
+
+model_figures model_flash2_backward_cuda(const problem& p) { return flash2_backward_cuda(p, false); }
+model_figures model_flash2_backward_deterministic_cuda(const problem& p) { return flash2_backward_cuda(p, true); }
+model_figures model_cublas_unfused_backward(const problem& p) {
+  const std::int64_t e = es(p), s = p.rows() * p.Nkv, q = p.q_elems(), kv = p.kv_elems();
+  std::int64_t b = e * q + e * kv + f32 * s;  // dP = dO V^T: dO, V read, dP written
+  b += e * q + e * s + e * kv;                // dV = P^T dO: dO, P read, dV written
+  b += 2 * e * q + f32 * s + 2 * e * s;       // dS: O, dO (D), dP, P read, dS written
+  b += e * s + e * kv + e * q;                // dQ = dS K: dS, K read, dQ written
+  b += e * s + e * q + e * kv;                // dK = dS^T Q: dS, Q read, dK written
+  return {model_flops_backward(p), 8.0 * p.d * static_cast<double>(s), static_cast<double>(b), 0};
+}
+
+std::int64_t memory_bytes_cublas_unfused_backward(const problem& p) {
+  return memory_bytes_cublas_unfused(p) + es(p) * (2 * p.q_elems() + 2 * p.kv_elems() + p.rows() * p.Nkv);
 }
 
 model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&)) {

@@ -18,4 +18,12 @@ std::int64_t memory_bytes_cudnn_sdpa(const problem& p, std::int64_t workspace_by
   return io_bytes(p) + f32 * p.rows() + workspace_bytes;
 }
 
+model_figures model_cudnn_sdpa_backward_min_io(const problem& p) {
+  const std::int64_t e = es(p);
+  const std::int64_t bytes = e * (3 * p.q_elems() + 2 * p.kv_elems()) + f32 * p.rows() +  // Q, O, dO, K, V, lse
+                             e * (p.q_elems() + 2 * p.kv_elems());                        // dQ, dK, dV
+  const double flops = model_flops_backward(p);
+  return {flops, flops, static_cast<double>(bytes), model_exps_min(p)};
+}
+
 }  // namespace attnbench

@@ -109,6 +109,9 @@ model_figures model_flash2_splitkv_cpu(const problem& p, const cuda::flash2_plan
 double model_bytes_cudnn_sdpa_min_io(const problem& p);
 // Q, K, V, O, lse and cuDNN's workspace (known once the graph is built).
 std::int64_t memory_bytes_cudnn_sdpa(const problem& p, std::int64_t workspace_bytes);
+// cudnn_sdpa backward (closed kernel): the minimal IO, Q, K, V, O, dO and lse read once, dQ,
+// dK, dV written once; executed FLOPs = the useful 2.5x; one exp per visible pair (P recomputed).
+model_figures model_cudnn_sdpa_backward_min_io(const problem& p);
 
 // ---- flash3 (flash3.cpp) ------------------------------------------------------------
 // cuda (sm_90a): flash2's per-row-tile walk over flash3's plan (geometry:
@@ -236,6 +239,25 @@ model_figures model_naive_backward_cpu(const problem& p);
 // written once; per visiting query tile Q, dO, lse, D read and dQ read-modify-written;
 // 5 products and 1 exp per computed pair of the forward's walk.
 model_figures model_flash2_backward_cpu(const problem& p);
+// cuda flash2 backward (kernels/cuda/flash2/flash2_bwd_*), 64 x 64 tiles, elements of
+// p.type (e bytes): preprocess per query row O, dO read (2 d e), D written (4) and the fp32 dQ
+// accumulator row cleared (4 d); main per (batch, KV head, key tile) K, V read and dK, dV
+// written once (real keys, 4 d e per key), per visiting (query head of the group, query tile)
+// Q, dO read (2 d e per real row), lse, D read (8) and the dQ accumulator rows read-modify-
+// written by atomicAdd (8 d); convert 4 + e per dQ element. Executed: 10 d per pair of every
+// computed 64 x 64 tile (padding included); exps: the real pairs of the visited tiles.
+model_figures model_flash2_backward_cuda(const problem& p);
+// Its deterministic mode (flash2_bwd_deterministic): no accumulator to clear; per visit the
+// key tile's dQ slice rows written (4 d) instead of the atomics (8 d), then read once more
+// (4 d) by the sum kernel, which writes dQ (d e per row): the same bytes per visit, 4 d + 4 d
+// less per row.
+model_figures model_flash2_backward_deterministic_cuda(const problem& p);
+// cuda cublas_unfused backward: P kept from the forward; dP = dO V^T (fp32), dV = P^T dO,
+// dS = P (dP - D) with D = rowsum(dO O), dQ = dS K, dK = dS^T Q; every GEMM operand counted
+// once, GQA summed inside the dK/dV GEMMs (no extra bytes); 8 d per score executed, no exp.
+model_figures model_cublas_unfused_backward(const problem& p);
+// Its admission memory: the forward's plus dO, dQ, dK, dV (p.type) and dS (p.type).
+std::int64_t memory_bytes_cublas_unfused_backward(const problem& p);
 // A row's figures at p.pass: `fwd` (the forward's), bwd(p), or their sum (fwd_bwd).
 model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&));
 // ---- linformer (linformer.cpp) ------------------------------------------------------

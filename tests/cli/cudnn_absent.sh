@@ -45,15 +45,17 @@ def rows(p):
     return out
 a, b = rows(present), rows(absent)
 assert a.keys() == b.keys(), "the configurations differ"
-cudnn = [n for n in a if n.startswith("cudnn_sdpa/") and a[n] == "run"]
+def is_cudnn(n):  # both rows of the cuDNN module (cudnn_sdpa_deterministic: issue 24's backward)
+    return n.split("/")[0] in ("cudnn_sdpa", "cudnn_sdpa_deterministic")
+cudnn = [n for n in a if is_cudnn(n) and a[n] == "run"]
 assert cudnn, "no cudnn_sdpa configuration planned with cuDNN present"
 for n in a:
-    if n.startswith("cudnn_sdpa/"):  # what cuDNN would run is refused with the loader's reason
+    if is_cudnn(n):  # what cuDNN would run is refused with the loader's reason
         disabled = b[n].startswith("skip: cuDNN did not load") and why in b[n]
         assert disabled if a[n] == "run" else (disabled or b[n] == a[n]), (n, a[n], b[n])
     else:
         assert a[n] == b[n], (n, a[n], b[n])
-print(f"ok: {len(a) - len(cudnn)} other configurations as with cuDNN; the {len(cudnn)} cudnn_sdpa ones skipped: "
+print(f"ok: {len(a) - len(cudnn)} other configurations as with cuDNN; the {len(cudnn)} cuDNN ones skipped: "
       + b[cudnn[0]][:160])
 PY
 done

@@ -28,8 +28,20 @@ ab_emu_negative(naive_batch_stride unfused ${k}/unfused/naive_gemm.cu
 # factor forgotten). The baseline itself is then wrong: the tolerance cap
 # (tests/gpu/tolerance.hpp) must notice instead of widening every bound.
 ab_emu_negative(cublas_group_stride unfused ${k}/unfused/unfused_rows.cu
-  "q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d," "q_.get(), t, d, static_cast<long long>(p.Nq) * p.d,"
+  "f.q, t, d, static_cast<long long>(g) * p.Nq * p.d," "f.q, t, d, static_cast<long long>(p.Nq) * p.d,"
   gtest --gtest_filter=CudaUnfused.MatchesFp64ReferenceOnSmallShapes)
+
+# cublas_unfused backward (issue 24): the D = rowsum(dO * O) term dropped from
+# dS = P (dP - D) (every dQ and dK wrong by P D terms).
+ab_emu_negative(unfused_bwd_no_d_term unfused ${k}/unfused/softmax_backward.cu
+  "to_float(prow[j]) * (dprow[j] - d_row)" "to_float(prow[j]) * dprow[j]"
+  gtest --gtest_filter=CudaUnfusedBwd.MatchesFp64ReferenceOnSmallShapes)
+
+# cublas_unfused backward: dK summed over one query head instead of the KV
+# head's whole group (the dK GEMM's inner dimension Nq, not G*Nq).
+ab_emu_negative(unfused_bwd_dk_group unfused ${k}/unfused/unfused_rows.cu
+  "d, nkv, group_rows, &scale, q_.get()" "d, nkv, static_cast<int>(p.Nq), &scale, q_.get()"
+  gtest --gtest_filter=CudaUnfusedBwd.MatchesFp64ReferenceOnSmallShapes)
 
 # On-device fp32 reference: off-by-one load bound of the query row into
 # shared memory (the last element is never loaded: the poison is read).
@@ -48,6 +60,28 @@ ab_emu_negative(merge_split_stride merge ${k}/flash2/flash2_splitkv_merge.cu
 # flash2: instruction-level faults injected by the emulator (emu.flash2_faults,
 # tests/emu/emu_test.cpp --faults): ldmatrix fragment order, a dropped .trans,
 # cp.async.wait_group retiring one group fewer, no zero fill.
+
+# flash2 backward (issue 24), each against CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes.
+# The emulator cannot expose a non-atomic dQ accumulation (CTAs run one after another and a
+# fiber switches only at a scheduling point, so a plain += never loses an update: its
+# atomicAdd is that +=); the third control is the accumulator left uncleared instead.
+# (a) the D term dropped: dS = P * dP instead of P * (dP - D).
+ab_emu_negative_header(flash2_bwd_no_delta flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);" "dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - 0.f * dd);"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (b) dK/dV reduced over the wrong KV group: the query heads of the next KV head.
+ab_emu_negative_header(flash2_bwd_wrong_group flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "h0 = kvh * group;" "h0 = (kvh + 1) % p.Hkv * group;"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (c) the fp32 dQ accumulator not cleared by the preprocess: a run adds to whatever the
+# buffer held (the allocation's NaN poison, then the previous run's dQ).
+ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "acc[c] = 0.f;" "acc[c] += 0.f;"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (d) the deterministic row's sum kernel dropping the last key tile a query tile visits.
+ab_emu_negative(flash2_bwd_sum_drops_last_tile flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "for (std::int64_t kt = s.lo; kt < s.hi; ++kt)" "for (std::int64_t kt = s.lo; kt < s.hi - 1; ++kt)"
+  gtest --gtest_filter=CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64)
 
 # selective_scan (cuda): the carry across chunks dropped (each 32-step chunk starts from a zero
 # state: every step from t = 32 on is wrong).

@@ -5,7 +5,11 @@
 // and memory with the workspace. GPU: small shapes (ragged, Nq != Nkv, every
 // mask the row claims, every GQA ratio, decode) against the fp64 reference
 // with 2x cublas_unfused's error bound and the lse; large ones against the
-// on-device fp32 reference. Every test that needs the row skips with the
+// on-device fp32 reference. Backward (issue 24): cudnn_sdpa and
+// cudnn_sdpa_deterministic claim bwd and fwd_bwd; deviceless validation of the
+// backward graph; on a GPU dQ, dK, dV against fp64 within min(2x cublas_unfused's
+// gradient error, the sweep's grad_tolerance), no accumulation across runs, the
+// deterministic row bit-identical over runs. Every test that needs the row skips with the
 // reason when the build found no cuDNN / cudnn-frontend (docs/cudnn.md).
 #include <gtest/gtest.h>
 
@@ -18,6 +22,7 @@
 #include "kernels/cuda/cudnn/cudnn_sdpa.hpp"
 #endif
 #include "kernels/models/models.hpp"
+#include "tests/gpu/backward_test_support.hpp"
 #include "tests/gpu/cuda_cases.hpp"
 #include "tests/gpu/flash2_test_support.hpp"
 
@@ -268,6 +273,113 @@ TEST(CudnnSdpa, LargeShapesAgainstDeviceReference) {
       EXPECT_LE(e.rel_l2, tol) << "max abs " << e.max_abs;
       EXPECT_LE(e.lse_max_abs, kLseBound);
     }
+}
+
+// ---- backward (issue 24) ---------------------------------------------------------
+
+const variant* cudnn_deterministic_row() { return find_variant("cudnn_sdpa_deterministic", backend_kind::cuda); }
+
+TEST(CudnnSdpaBwdHost, RowsClaimTheBackward) {
+  ATTN_REQUIRE_CUDNN_ROW();
+  EXPECT_EQ(cudnn_row().caps.passes, static_cast<unsigned>(pass_all));
+  const variant* det = cudnn_deterministic_row();
+  ASSERT_NE(det, nullptr);
+  EXPECT_EQ(det->caps.passes, static_cast<unsigned>(pass_bwd | pass_fwd_bwd));
+  const problem f = prob(1, 8, 2, 256, 256, 128, dtype::bf16, "causal");
+  const support s = det->supports(f);
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("not fwd"), std::string::npos) << s.reason;
+  // Without a device the static rules; with one, cuDNN's verdict on both graphs (hd 128 bf16: claimed).
+  EXPECT_TRUE(cudnn_row().supports(with_pass(f, pass_kind::bwd)).ok) << cudnn_row().supports(f).reason;
+  EXPECT_TRUE(det->supports(with_pass(f, pass_kind::fwd_bwd)).ok);
+}
+
+TEST(CudnnSdpaBwdHost, MinimalIoModelByHand) {
+  // B 1, H 4, Hkv 2, Nq 64, Nkv 96, d 32, fp16: Q, O, dO, dQ of 4 heads, K, V, dK, dV of 2, lse.
+  const problem p = with_pass(prob(1, 4, 2, 64, 96, 32, dtype::fp16, "none"), pass_kind::bwd);
+  const double q = 4 * 64 * 32, kv = 2 * 96 * 32;
+  const model_figures m = model_cudnn_sdpa_backward_min_io(p);
+  EXPECT_DOUBLE_EQ(m.bytes, 2 * (4 * q + 4 * kv) + 4.0 * 4 * 64);
+  EXPECT_DOUBLE_EQ(m.flops, 2.5 * model_flops_softmax(with_pass(p, pass_kind::fwd)));
+  if (!find_variant("cudnn_sdpa", backend_kind::cuda)) return;
+  const model_figures fb = cudnn_row().model(with_pass(p, pass_kind::fwd_bwd));
+  EXPECT_DOUBLE_EQ(fb.bytes, model_bytes_cudnn_sdpa_min_io(with_pass(p, pass_kind::fwd)) + m.bytes);
+  // Admission adds dO, dQ, dK, dV to the forward's memory.
+  EXPECT_GE(cudnn_row().memory_bytes(p),
+            cudnn_row().memory_bytes(with_pass(p, pass_kind::fwd)) + static_cast<std::int64_t>(2 * (2 * q + 2 * kv)));
+}
+
+TEST(CudnnSdpaBwdHost, FrontendValidatesTheBackwardGraphsWithoutDevice) {
+#ifndef ATTNBENCH_WITH_CUDNN
+  GTEST_SKIP() << kNotBuilt;
+#else
+  for (const problem& p :
+       {prob(2, 3, 3, 200, 333, 64, dtype::bf16, "none"), prob(1, 2, 2, 100, 777, 128, dtype::fp16, "causal"),
+        prob(2, 8, 1, 130, 250, 128, dtype::bf16, "causal"), prob(1, 2, 2, 333, 333, 64, dtype::bf16, "local:31,7")})
+    EXPECT_EQ(cuda::cudnn_sdpa_validate_deviceless(with_pass(p, pass_kind::bwd), 90, 132), "") << describe(p);
+  // Control: the backward graph is what is validated. cuDNN's backward on sm_80 (A100, 108 SMs)
+  // takes head dims up to 128, its forward 256: d 256 passes as fwd and fails as bwd.
+  const problem d256 = prob(1, 2, 2, 128, 128, 256, dtype::bf16, "causal");
+  EXPECT_EQ(cuda::cudnn_sdpa_validate_deviceless(d256, 80, 108), "");
+  EXPECT_NE(cuda::cudnn_sdpa_validate_deviceless(with_pass(d256, pass_kind::bwd), 80, 108).find("hidden_dim"),
+            std::string::npos);
+#endif
+}
+
+// On a device: gradients within min(2x cublas_unfused's gradient error, grad_tolerance).
+void expect_gradients_accurate(const variant& v, const problem& p) {
+  SCOPED_TRACE(v.name + " " + describe(p));
+  const double base = baseline_grad_error(p);
+  ASSERT_LE(base, grad_tolerance(p.type)) << "cublas_unfused's own gradient error";
+  const double tol = std::min(grad_tolerance(p.type), 2 * base + 1e-4);
+  const grad_run g = run_backward(v, p);
+  EXPECT_LE(g.dq, tol);
+  EXPECT_LE(g.dk, tol);
+  EXPECT_LE(g.dv, tol);
+}
+
+TEST(CudnnSdpaBwd, GradientsMatchFp64Reference) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  const variant* det = cudnn_deterministic_row();
+  ASSERT_NE(det, nullptr);
+  for (pass_kind k : {pass_kind::bwd, pass_kind::fwd_bwd})
+    for (dtype t : {dtype::bf16, dtype::fp16})
+      for (const char* m : {"none", "causal", "local:31,7"}) {
+        expect_gradients_accurate(cudnn_row(), with_pass(prob(2, 3, 3, 200, 333, 64, t, m), k));
+        expect_gradients_accurate(cudnn_row(), with_pass(prob(2, 8, 2, 130, 250, 128, t, m), k));  // GQA 4
+        expect_gradients_accurate(*det, with_pass(prob(1, 8, 1, 100, 257, 128, t, m), k));         // GQA 8
+      }
+}
+
+TEST(CudnnSdpaBwd, RepeatedRunsDoNotAccumulateAndDeterministicIsBitIdentical) {
+  ATTN_REQUIRE_CUDNN_GPU();
+  const problem p = with_pass(prob(1, 8, 2, 512, 512, 128, dtype::bf16, "causal"), pass_kind::bwd);
+  host_inputs in = make_inputs(p, 5);
+  in.d_o = make_grad_output(p, 6);
+  for (const variant* v : {&cudnn_row(), cudnn_deterministic_row()}) {
+    ASSERT_NE(v, nullptr);
+    auto r = v->make(p);
+    r->set_inputs(in);
+    r->poison_outputs();
+    r->run();
+    sync_device();
+    const host_outputs a = r->get_outputs();
+    for (int i = 0; i < 3; ++i) r->run();
+    sync_device();
+    const host_outputs b = r->get_outputs();
+    // The atomic row's dQ may differ in the last bits between runs; never by a second copy.
+    double num = 0, den = 0;
+    for (std::size_t x = 0; x < a.dq.size(); ++x) {
+      num += (a.dq[x] - b.dq[x]) * (a.dq[x] - b.dq[x]);
+      den += a.dq[x] * a.dq[x];
+    }
+    EXPECT_LE(std::sqrt(num / den), 1e-2) << v->name;
+    if (v == cudnn_deterministic_row()) {
+      EXPECT_EQ(a.dq, b.dq);
+      EXPECT_EQ(a.dk, b.dk);
+      EXPECT_EQ(a.dv, b.dv);
+    }
+  }
 }
 
 }  // namespace

@@ -14,13 +14,15 @@
 
 namespace attnbench::cuda {
 
-inline constexpr int cudnn_sdpa_api_version = 1;
+// 2: the backward (issue 24): p.pass picks the graphs, `deterministic` cuDNN's deterministic
+// backward algorithm (the cudnn_sdpa_deterministic row).
+inline constexpr int cudnn_sdpa_api_version = 2;
 
 struct cudnn_sdpa_api {
   int version;  // cudnn_sdpa_api_version of the module
-  support (*supports)(const problem& p);
-  std::int64_t (*workspace_bytes)(const problem& p);
-  std::unique_ptr<runner> (*make_runner)(const problem& p);
+  support (*supports)(const problem& p, bool deterministic);
+  std::int64_t (*workspace_bytes)(const problem& p, bool deterministic);
+  std::unique_ptr<runner> (*make_runner)(const problem& p, bool deterministic);
   std::string (*validate_deviceless)(const problem& p, int sm_version, int sm_count);
 };
 

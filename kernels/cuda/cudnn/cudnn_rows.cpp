@@ -69,14 +69,41 @@ const cudnn_module& loaded_module() {
   return m;
 }
 
+template <bool deterministic>
 support cudnn_sdpa_row_support(const problem& p) {
   const cudnn_module& m = loaded_module();
-  return m.api ? m.api->supports(p) : support::no(m.error);
+  return m.api ? m.api->supports(p, deterministic) : support::no(m.error);
 }
 
-std::int64_t workspace_bytes(const problem& p) {
+std::int64_t workspace_bytes(const problem& p, bool deterministic) {
   const cudnn_module& m = loaded_module();
-  return m.api ? m.api->workspace_bytes(p) : 0;
+  return m.api ? m.api->workspace_bytes(p, deterministic) : 0;
+}
+
+// The row's memory: the forward's (inputs, O, lse, workspace); bwd / fwd_bwd add dO, dQ,
+// dK and dV, and the workspace is the larger of the two graphs'.
+template <bool deterministic>
+std::int64_t row_memory_bytes(const problem& p) {
+  const std::int64_t m = memory_bytes_cudnn_sdpa(p, workspace_bytes(p, deterministic));
+  if (p.pass == pass_kind::fwd) return m;
+  return m + dtype_bytes(p.type) * (2 * p.q_elems() + 2 * p.kv_elems());
+}
+
+template <bool deterministic>
+std::unique_ptr<runner> make_row_runner(const problem& p, bool) {
+  const cudnn_module& m = loaded_module();
+  if (!m.api) throw backend_error(m.error);
+  return m.api->make_runner(p, deterministic);
+}
+
+model_figures cudnn_sdpa_model(const problem& p) {
+  problem f = p;
+  f.pass = pass_kind::fwd;
+  // exps: one per visible pair, the least a softmax kernel executes (cuDNN's tiling is closed).
+  return model_for_pass(p,
+                        model_figures{model_flops_softmax(f), model_flops_softmax(f), model_bytes_cudnn_sdpa_min_io(f),
+                                      model_exps_min(f)},
+                        model_cudnn_sdpa_backward_min_io);
 }
 
 }  // namespace
@@ -92,27 +119,36 @@ std::string cudnn_module_error() { return loaded_module().error; }
 
 void add_cuda_rows_cudnn(std::vector<variant>& rows) {
   // Named first: GCC 12 -O3 warns (maybe-uninitialized) on a braced vector inside the braced row.
-  const capabilities caps{.dtypes = {dtype::fp16, dtype::bf16}, .masks = mask_none | mask_causal | mask_local};
+  const capabilities caps{
+      .dtypes = {dtype::fp16, dtype::bf16}, .masks = mask_none | mask_causal | mask_local, .passes = pass_all};
+  capabilities deterministic_caps = caps;
+  deterministic_caps.passes = pass_bwd | pass_fwd_bwd;
   rows.push_back({
       .name = "cudnn_sdpa",
       .backend = backend_kind::cuda,
-      .summary = "cuDNN fused SDPA forward (cudnn-frontend graph, bottom-right band mask; bytes: minimal IO)",
+      .summary = "cuDNN fused SDPA forward and backward (cudnn-frontend graphs, bottom-right band mask; bytes: "
+                 "minimal IO)",
       .writes_lse = true,
       .caps = caps,
       .tags = {tag::fused, tag::library},
-      .check = cuda::cudnn_sdpa_row_support,
-      .model =
-          [](const problem& p) {
-            // exps: one per visible pair, the least a softmax kernel executes (cuDNN's tiling is closed).
-            return model_figures{model_flops_softmax(p), model_flops_softmax(p), model_bytes_cudnn_sdpa_min_io(p),
-                                 model_exps_min(p)};
-          },
-      .memory_bytes = [](const problem& p) { return memory_bytes_cudnn_sdpa(p, cuda::workspace_bytes(p)); },
-      .make_runner = [](const problem& p, bool) -> std::unique_ptr<runner> {
-        const cuda::cudnn_module& m = cuda::loaded_module();
-        if (!m.api) throw backend_error(m.error);
-        return m.api->make_runner(p);
-      },
+      .check = cuda::cudnn_sdpa_row_support<false>,
+      .model = cuda::cudnn_sdpa_model,
+      .memory_bytes = cuda::row_memory_bytes<false>,
+      .make_runner = cuda::make_row_runner<false>,
+  });
+  // Issue 24: what determinism costs. The forward is cudnn_sdpa's, so only bwd and fwd_bwd.
+  rows.push_back({
+      .name = "cudnn_sdpa_deterministic",
+      .backend = backend_kind::cuda,
+      .summary = "cudnn_sdpa's backward with cuDNN's deterministic algorithm (set_deterministic_algorithm: no "
+                 "atomic dQ accumulation)",
+      .writes_lse = true,
+      .caps = deterministic_caps,
+      .tags = {tag::fused, tag::library},
+      .check = cuda::cudnn_sdpa_row_support<true>,
+      .model = cuda::cudnn_sdpa_model,
+      .memory_bytes = cuda::row_memory_bytes<true>,
+      .make_runner = cuda::make_row_runner<true>,
   });
 }
 

@@ -51,4 +51,13 @@ model_figures model_flash2_row(flash2_row row, const problem& p);
 // forced_splits > 0 overrides the split count of flash2_row::splitkv.
 std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits);
 
+// The flash2 row's backward (p.pass bwd, fwd_bwd; flash2_bwd_runner.cpp): the row's forward
+// for O and lse, then preprocess, main kernel and dQ conversion (flash2_bwd_params.hpp).
+// deterministic: the flash2_bwd_deterministic row (per-key-tile dQ slices, no atomics).
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic);
+// Device bytes of a backward run: device_backward_runner's buffers plus D (4 bytes per query
+// row) and the fp32 dQ accumulator (4 bytes per dQ element) or, deterministic, the slices
+// (4 bytes per dQ element and key tile).
+std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic);
+
 }  // namespace attnbench::cuda

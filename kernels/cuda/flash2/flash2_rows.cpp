@@ -6,6 +6,7 @@
 
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/flash2/flash2_bwd_params.hpp"
 #include "kernels/cuda/flash2/flash2_plan.hpp"
 #include "kernels/models/models.hpp"
 
@@ -76,6 +77,43 @@ const std::vector<std::int64_t> head_dims = {64, 128};
 // the query head to sparse_visible, so per-head layouts too.
 constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 
+// The backward of the flash2 row (docs/backward.md "The CUDA flash2 backward"): its own
+// 64 x 64 tile, so a bwd or fwd_bwd entry runs at Br x Bc = 64 x 64 (the forward of a fwd_bwd
+// entry is the row's forward at that tile); the interval masks (none, causal, local, global).
+support backward_check(const problem& p) {
+  if (p.pass == pass_kind::fwd) return support::yes();
+  if (p.mask.has_sparse())
+    return support::no(fmt::format("the flash2 backward takes the interval masks only, not {}", to_string(p.mask)));
+  if (p.Br != cuda::kBwdBr || p.Bc != cuda::kBwdBc)
+    return support::no(fmt::format("the flash2 backward runs the {}x{} tile, not Br x Bc = {}x{}", cuda::kBwdBr,
+                                   cuda::kBwdBc, p.Br, p.Bc));
+  return cuda::check_launch({.grid_x = cuda::bwd_kv_tiles(p),
+                             .grid_y = p.B * p.Hkv,
+                             .threads = 32 * cuda::kBwdBc / 16,
+                             .smem_bytes = cuda::flash2_bwd_smem_bytes(static_cast<int>(p.d))},
+                            fmt::format("flash2 backward tile {}x{} at d={}", cuda::kBwdBr, cuda::kBwdBc, p.d));
+}
+
+// The row's check, model, memory and runner by p.pass (the forward's for fwd).
+void with_backward(variant& row, bool deterministic) {
+  row.check = [fwd = row.check](const problem& p) {
+    const support s = fwd(p);
+    return s.ok ? backward_check(p) : s;
+  };
+  row.model = [fwd = row.model, deterministic](const problem& p) {
+    problem f = p;
+    f.pass = pass_kind::fwd;
+    return model_for_pass(p, fwd(f),
+                          deterministic ? model_flash2_backward_deterministic_cuda : model_flash2_backward_cuda);
+  };
+  row.memory_bytes = [fwd = row.memory_bytes, deterministic](const problem& p) {
+    return p.pass == pass_kind::fwd ? fwd(p) : cuda::flash2_backward_memory_bytes(p, deterministic);
+  };
+  row.make_runner = [fwd = row.make_runner, deterministic](const problem& p, bool lse) {
+    return p.pass == pass_kind::fwd ? fwd(p, lse) : cuda::make_flash2_backward_runner(p, lse, deterministic);
+  };
+}
+
 }  // namespace
 
 void add_cuda_rows_flash2(std::vector<variant>& rows) {
@@ -83,8 +121,17 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       "flash2",
       "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), causal tile "
       "bound, one write of O and lse",
-      flash2_row::flash2, {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims},
+      flash2_row::flash2,
+      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_all},
       {tag::fused, tag::tiled}));
+  with_backward(rows.back(), false);
+  rows.push_back(flash2_family_row(
+      "flash2_bwd_deterministic",
+      "the flash2 backward without atomics: per-key-tile fp32 dQ slices summed in a fixed order by a second "
+      "kernel (bit-identical runs; extra memory kv_tiles x dQ in fp32)",
+      flash2_row::flash2, {.dtypes = tensor_core_types, .masks = mask_all, .head_dims = head_dims, .passes = pass_bwd},
+      {tag::fused, tag::tiled}));
+  with_backward(rows.back(), true);
   rows.push_back(flash2_family_row(
       "sparse",
       "flash2 kernel visiting only key tiles with a visible pair (local window, global tokens; "

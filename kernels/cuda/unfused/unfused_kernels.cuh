@@ -23,6 +23,12 @@ void launch_naive_output(const problem& p, const float* prob, const void* v, voi
 // P = 0; rows with no visible key get P = 0 and lse = -inf.
 void launch_masked_softmax(const problem& p, const float* s, void* prob, bool p_fp32, float* lse, cudaStream_t st);
 
+// cublas_unfused backward (softmax_backward.cu), one block per query row:
+// dS = P * (dP - D) with D = rowsum(dO * O), unscaled. O, dO, P and dS in
+// p.type, dP fp32 [B*H*Nq, Nkv].
+void launch_softmax_backward(const problem& p, const void* o, const void* d_o, const void* prob, const float* dp,
+                             void* ds, cudaStream_t st);
+
 // K/V [B, Hkv, Nkv, d] -> [B, H, Nkv, d], query head h getting KV head h / group.
 void launch_expand_kv(const problem& p, const void* src, void* dst, cudaStream_t st);
 

@@ -18,6 +18,7 @@
 
 #include "kernels/models/models.hpp"
 #include "core/cuda/launch_limits.hpp"
+#include "kernels/cuda/common/device_backward_runner.cuh"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 
@@ -82,6 +83,36 @@ cudaDataType cuda_type(dtype t) {
   return CUDA_R_32F;
 }
 
+// The cublas_unfused forward on the runner's buffers: S (fp32), P (p.type), O, lse.
+struct cublas_forward_buffers {
+  const void *q, *k, *v;
+  float* s;
+  void* prob;
+  void* o;
+  float* lse;
+};
+
+void enqueue_cublas_forward(const problem& p, const cublas_forward_buffers& f) {
+  cublasHandle_t h = cublas_handle();
+  ATTN_CUBLAS_CHECK(cublasSetStream(h, stream()));
+  const cudaDataType t = cuda_type(p.type);
+  const int g = static_cast<int>(p.group());
+  const int nq = static_cast<int>(p.Nq), nkv = static_cast<int>(p.Nkv), d = static_cast<int>(p.d);
+  const int batch = static_cast<int>(p.B * p.Hkv);
+  const float alpha = softmax_scale(p), one = 1.f, zero = 0.f;
+  // Column-major view: S^T [Nkv x G*Nq] = K [Nkv x d] * Q_group^T [d x G*Nq].
+  ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, g * nq, d, &alpha, f.k, t, d, static_cast<long long>(p.Nkv) * p.d, f.q, t, d,
+      static_cast<long long>(g) * p.Nq * p.d, &zero, f.s, CUDA_R_32F, nkv, static_cast<long long>(g) * p.Nq * p.Nkv,
+      batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  launch_masked_softmax(p, f.s, f.prob, false, f.lse, stream());
+  // O^T [d x G*Nq] = V^T [d x Nkv] * P_group^T [Nkv x G*Nq].
+  ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      h, CUBLAS_OP_N, CUBLAS_OP_N, d, g * nq, nkv, &one, f.v, t, d, static_cast<long long>(p.Nkv) * p.d, f.prob, t, nkv,
+      static_cast<long long>(g) * p.Nq * p.Nkv, &zero, f.o, t, d, static_cast<long long>(g) * p.Nq * p.d, batch,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 class cublas_unfused_runner : public device_runner {
  public:
   cublas_unfused_runner(const problem& p, bool writes_lse)
@@ -91,29 +122,75 @@ class cublas_unfused_runner : public device_runner {
     cublas_handle();  // create outside the timed region
   }
   void run() override {
-    const problem& p = p_;
-    cublasHandle_t h = cublas_handle();
-    ATTN_CUBLAS_CHECK(cublasSetStream(h, stream()));
-    const cudaDataType t = cuda_type(p.type);
-    const int g = static_cast<int>(p.group());
-    const int nq = static_cast<int>(p.Nq), nkv = static_cast<int>(p.Nkv), d = static_cast<int>(p.d);
-    const int batch = static_cast<int>(p.B * p.Hkv);
-    const float alpha = softmax_scale(p), one = 1.f, zero = 0.f;
-    // Column-major view: S^T [Nkv x G*Nq] = K [Nkv x d] * Q_group^T [d x G*Nq].
-    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, g * nq, d, &alpha, k_.get(), t, d, static_cast<long long>(p.Nkv) * p.d,
-        q_.get(), t, d, static_cast<long long>(g) * p.Nq * p.d, &zero, s_.get(), CUDA_R_32F, nkv,
-        static_cast<long long>(g) * p.Nq * p.Nkv, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    launch_masked_softmax(p, s_.get<float>(), prob_.get(), false, lse_.get<float>(), stream());
-    // O^T [d x G*Nq] = V^T [d x Nkv] * P_group^T [Nkv x G*Nq].
-    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_N, CUBLAS_OP_N, d, g * nq, nkv, &one, v_.get(), t, d, static_cast<long long>(p.Nkv) * p.d,
-        prob_.get(), t, nkv, static_cast<long long>(g) * p.Nq * p.Nkv, &zero, o_.get(), t, d,
-        static_cast<long long>(g) * p.Nq * p.d, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    enqueue_cublas_forward(p_,
+                           {q_.get(), k_.get(), v_.get(), s_.get<float>(), prob_.get(), o_.get(), lse_.get<float>()});
   }
 
  private:
   device_buffer s_, prob_;
+};
+
+// The unfused backward, what autograd runs after an unfused forward: P is kept
+// from the forward (saved, as autograd saves the softmax output; S is not
+// recomputed), then four cuBLAS GEMMs around the softmax backward kernel:
+//   dP = dO V^T (fp32, over S's buffer)   dV = P^T dO
+//   dS = P (dP - D), D = rowsum(dO O)     dQ = scale dS K    dK = scale dS^T Q
+// GQA: a KV head's G query heads are contiguous in Q, dO, P and dS, so dK and
+// dV sum over the group inside one GEMM whose inner dimension is G*Nq (the
+// group's rows): no expanded dK/dV, no reduction kernel, no extra bytes.
+// dS has its own buffer (writing it over P would feed the next run's dV a dS).
+// Expected bottleneck: memory, as the forward: dP written and read in fp32, P
+// read twice, dS written and read twice, per score, against 8d FLOPs.
+class cublas_unfused_backward_runner : public device_backward_runner {
+ public:
+  cublas_unfused_backward_runner(const problem& p, bool writes_lse)
+      : device_backward_runner(p, writes_lse),
+        s_(p.rows() * p.Nkv * sizeof(float)),
+        prob_(p.rows() * p.Nkv * dtype_bytes(p.type)),
+        ds_(p.rows() * p.Nkv * dtype_bytes(p.type)) {
+    cublas_handle();
+  }
+
+ protected:
+  void forward() override {
+    enqueue_cublas_forward(p_,
+                           {q_.get(), k_.get(), v_.get(), s_.get<float>(), prob_.get(), o_.get(), lse_.get<float>()});
+  }
+  void backward() override {
+    const problem& p = p_;
+    cublasHandle_t h = cublas_handle();
+    ATTN_CUBLAS_CHECK(cublasSetStream(h, stream()));
+    const cudaDataType t = cuda_type(p.type);
+    const int nkv = static_cast<int>(p.Nkv), d = static_cast<int>(p.d);
+    const int group_rows = static_cast<int>(p.group() * p.Nq);  // the inner dimension of dK and dV
+    const int batch = static_cast<int>(p.B * p.Hkv);
+    const long long q_stride = static_cast<long long>(group_rows) * p.d,
+                    kv_stride = static_cast<long long>(p.Nkv) * p.d;
+    const long long score_stride = static_cast<long long>(group_rows) * p.Nkv;
+    const float scale = softmax_scale(p), one = 1.f, zero = 0.f;
+    float* dp = s_.get<float>();
+    // Column-major views of the row-major arrays (X [r x c] is X^T with ld c).
+    // dP^T [Nkv x G*Nq] = V [Nkv x d] * dO_group^T [d x G*Nq].
+    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, group_rows, d, &one, v_.get(), t, d,
+                                                 kv_stride, d_o_.get(), t, d, q_stride, &zero, dp, CUDA_R_32F, nkv,
+                                                 score_stride, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    // dV^T [d x Nkv] = dO_group^T [d x G*Nq] * P_group [G*Nq x Nkv].
+    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_T, d, nkv, group_rows, &one, d_o_.get(), t,
+                                                 d, q_stride, prob_.get(), t, nkv, score_stride, &zero, dv_.get(), t, d,
+                                                 kv_stride, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    launch_softmax_backward(p, o_.get(), d_o_.get(), prob_.get(), dp, ds_.get(), stream());
+    // dQ^T [d x G*Nq] = scale K^T [d x Nkv] * dS_group^T [Nkv x G*Nq].
+    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, d, group_rows, nkv, &scale, k_.get(), t,
+                                                 d, kv_stride, ds_.get(), t, nkv, score_stride, &zero, dq_.get(), t, d,
+                                                 q_stride, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    // dK^T [d x Nkv] = scale Q_group^T [d x G*Nq] * dS_group [G*Nq x Nkv].
+    ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_T, d, nkv, group_rows, &scale, q_.get(), t,
+                                                 d, q_stride, ds_.get(), t, nkv, score_stride, &zero, dk_.get(), t, d,
+                                                 kv_stride, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+
+ private:
+  device_buffer s_, prob_, ds_;
 };
 
 // The unfused launches: tiled GEMMs (32 x 32 output tiles, one z per (b, h))
@@ -171,9 +248,10 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
   rows.push_back({
       .name = "cublas_unfused",
       .backend = backend_kind::cuda,
-      .summary = "baseline: cuBLAS batched GEMMs (fp32 compute) around a masked softmax kernel",
+      .summary = "baseline: cuBLAS batched GEMMs (fp32 compute) around a masked softmax kernel; bwd: P kept, dP, dS "
+                 "through memory, 4 GEMMs around a softmax-backward kernel",
       .writes_lse = true,
-      .caps = all_types,
+      .caps = {.dtypes = all_types.dtypes, .passes = pass_all},
       .tags = {tag::baseline, tag::unfused, tag::library},
       .check =
           [](const problem& p) {
@@ -183,12 +261,20 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
           },
       .model =
           [](const problem& p) {
-            return model_figures{model_flops_softmax(p), model_flops_executed_naive(p), model_bytes_cublas_unfused(p),
-                                 model_exps_unfused_cuda(p)};
+            problem f = p;
+            f.pass = pass_kind::fwd;
+            return model_for_pass(p,
+                                  model_figures{model_flops_softmax(f), model_flops_executed_naive(f),
+                                                model_bytes_cublas_unfused(f), model_exps_unfused_cuda(f)},
+                                  model_cublas_unfused_backward);
           },
-      .memory_bytes = memory_bytes_cublas_unfused,
+      .memory_bytes =
+          [](const problem& p) {
+            return p.pass == pass_kind::fwd ? memory_bytes_cublas_unfused(p) : memory_bytes_cublas_unfused_backward(p);
+          },
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
-        return std::make_unique<cuda::cublas_unfused_runner>(p, lse);
+        if (p.pass == pass_kind::fwd) return std::make_unique<cuda::cublas_unfused_runner>(p, lse);
+        return std::make_unique<cuda::cublas_unfused_backward_runner>(p, lse);
       },
   });
 }

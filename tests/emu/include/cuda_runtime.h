@@ -283,6 +283,14 @@ inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32) {
 inline unsigned __ballot_sync(unsigned mask, int pred) { return ::attnbench::emu::ballot(mask, pred != 0); }
 inline int __any_sync(unsigned mask, int pred) { return ::attnbench::emu::ballot(mask, pred != 0) != 0; }
 inline int __all_sync(unsigned mask, int pred) { return ::attnbench::emu::ballot(mask, pred != 0) == mask; }
+// atomicAdd on fp32 (the flash2 backward's dQ accumulator): CTAs run one after another and a
+// fiber is switched only at a scheduling point, so a plain read-modify-write is atomic here.
+// The emulator therefore cannot tell atomicAdd from a plain += (docs/backward.md).
+inline float atomicAdd(float* address, float v) {
+  const float old = *address;
+  *address = old + v;
+  return old;
+}
 
 template <class F>
 inline cudaError_t cudaFuncSetAttribute(F* fn, cudaFuncAttribute attr, int value) {

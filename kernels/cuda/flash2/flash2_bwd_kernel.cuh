@@ -1,0 +1,336 @@
+// flash2_bwd_kernel: the main kernel of a FlashAttention-2-style backward on
+// tensor cores (mma.sync m16n8k16, fp16/bf16 in, fp32 accumulate), sm_80+.
+//
+// The idea (Dao 2023, Algorithm 2; the tile loop of kernels/cpu/flash2_bwd.cpp):
+// KV outer. A CTA owns one 64-key tile of one KV head; K_j and V_j are loaded
+// once, and dK_j, dV_j stay in registers (each of the 4 warps owns 16 keys x d)
+// while the CTA walks every query tile of every query head of the KV group
+// that visits the key tile (the forward's causal-bound walk transposed). Per
+// visit: S^T = K Q^T recomputed, P^T = exp(scale S^T - lse) from the
+// forward's log-sum-exp (no max, no sum), dP^T = V dO^T, dS^T = P^T * (dP^T - D),
+// dV += P^T dO and dK += dS^T Q (P^T, dS^T converted in registers from the C
+// to the A fragment layout, as the forward's P), then dS goes to shared memory
+// and each warp computes 16 query rows of dQ_i += dS K, added into the fp32
+// accumulator with atomicAdd (CTAs of other key tiles add to the same rows), or in
+// the deterministic mode stores them to its key tile's own slice (dq_part).
+// What changed from the forward (flash2_kernel.cuh): the loop order (keys
+// outer), the 5 products per visit instead of 2, and the dQ reduction across
+// CTAs. GQA is native: the group's query heads are an outer loop of the same
+// CTA, so dK and dV are summed over the group in registers and written once;
+// no expanded [B, H, Nkv, d] buffers, no reduction kernel.
+//
+// Expected bottleneck: per visit the CTA does 5 * 2 * 64 * 64 * d FLOPs
+// (5.2 MFLOP at d = 128) against 64 * 2 d * 2 bytes of Q and dO, 512 of lse
+// and D, and 64 * d * 4 * 2 bytes of dQ atomics (read-modify-write in L2):
+// 99 KB, 53 FLOP per byte, far below H200's ~200 FLOP/B ridge if all of it
+// came from HBM; Q, dO and the accumulator rows are re-read by every key
+// tile's CTA, so it leans on L2 and on the atomics' throughput there (the
+// atomics are two thirds of the bytes: FA2's reason for larger key tiles). This first version loads Q and dO
+// without double buffering (cp.async then wait) and keeps the 64 x 64 tile
+// for both head dims: correctness first, the pipeline is the next step.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/launch.cuh"
+#include "kernels/cuda/flash2/flash2_bwd_params.hpp"
+#include "kernels/cuda/flash2/flash2_ptx.cuh"
+
+namespace attnbench::cuda {
+
+template <int D_, class T_>
+struct flash2_bwd_traits {
+  using T = T_;
+  static constexpr int D = D_, BM = static_cast<int>(kBwdBr), BN = static_cast<int>(kBwdBc);
+  static constexpr int warps = BN / 16, threads = 32 * warps;  // a warp owns 16 keys
+  static constexpr int QT = BM / 8;                            // n8 tiles of S^T per warp (query columns)
+  static constexpr int DQ_DT = D / 8 < 8 ? D / 8 : 8;          // n8 tiles of dQ per chunk (64 columns)
+  static constexpr int DT = D / 8;                             // n8 tiles of dK, dV, dQ per warp
+  static constexpr int KS = D / 16;                            // k16 steps over d
+  static constexpr int CH = D / 8;                             // 16-byte chunks of a row of Q, K, V, dO
+  static constexpr int LD = D + 8;    // padded row (16 bytes: conflict-free ldmatrix, see flash2_kernel.cuh)
+  static constexpr int LDS = BN + 8;  // padded row of the dS tile
+  // sQ, sdO [BM][LD], sK, sV [BN][LD], sdS [BM][LDS] in T; lse, D [BM] in fp32.
+  static constexpr int smem_bytes = 2 * (2 * BM * LD + 2 * BN * LD + BM * LDS) + 4 * 2 * BM;
+  static_assert(BM == 16 * warps, "dQ: one m16 row tile per warp");
+  static_assert(BM * CH % threads == 0 && BN * CH % threads == 0, "copies must split evenly");
+};
+
+template <class K>
+__global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_constant__ flash2_bwd_params prm) {
+  using T = typename K::T;
+  using namespace f2;
+  constexpr int D = K::D, BM = K::BM, BN = K::BN, QT = K::QT, DT = K::DT, KS = K::KS, CH = K::CH;
+  constexpr int LD = K::LD, LDS = K::LDS;
+  constexpr float log2e = 1.4426950408889634f;
+  const float neg_inf = -__builtin_huge_valf();
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* const sQ = reinterpret_cast<T*>(smem_raw);
+  T* const sdO = sQ + BM * LD;
+  T* const sK = sdO + BM * LD;
+  T* const sV = sK + BN * LD;
+  T* const sdS = sV + BN * LD;
+  float* const s_lse = reinterpret_cast<float*>(sdS + BM * LDS);  // lse * log2(e)
+  float* const s_delta = s_lse + BM;
+
+  const problem& p = prm.p;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const std::int64_t kt = blockIdx.x;
+  const std::int64_t b = blockIdx.y / p.Hkv, kvh = blockIdx.y % p.Hkv;
+  const std::int64_t k0 = kt * BN;
+  auto off = [](int row, int chunk) { return row * LD + (chunk << 3); };
+  auto off_ds = [](int row, int chunk) { return row * LDS + (chunk << 3); };
+
+  const std::int64_t kv_base = (b * p.Hkv + kvh) * p.Nkv * D;
+  {
+    const T* const gK = static_cast<const T*>(prm.k) + kv_base;
+    const T* const gV = static_cast<const T*>(prm.v) + kv_base;
+#pragma unroll
+    for (int rep = 0; rep < BN * CH / K::threads; ++rep) {
+      const int idx = tid + rep * K::threads;
+      const int row = idx / CH, c = idx % CH;
+      const bool ok = k0 + row < p.Nkv;
+      const std::int64_t o = ok ? (k0 + row) * D + c * 8 : 0;
+      cp_async_16(sK + off(row, c), gK + o, ok ? 16 : 0);
+      cp_async_16(sV + off(row, c), gV + o, ok ? 16 : 0);
+    }
+    cp_async_commit();
+  }
+
+  // dK, dV of this warp's 16 keys: rows g, g + 8 of the m16 tile, d-tile dt.
+  float dk_acc[DT][4], dv_acc[DT][4];
+#pragma unroll
+  for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk_acc[dt][e] = dv_acc[dt][e] = 0.f;
+
+  const int key_row = warp * 16;  // this warp's keys in the tile
+
+  // The interval masks as is_visible defines them, per key: key j < Nkv is visible to
+  // query i iff j < G (a global key: every row), or i < G (a global row), or j lies in the
+  // window of row i. The window's ends are non-decreasing in i (core/tiles.hpp), so the
+  // rows whose window holds j are one interval [q_first, q_end), found once per CTA by
+  // binary search for this thread's two keys, and the rest folds into q_all: rows
+  // [0, q_all) see the key (Nq for a global key, G otherwise, 0 past Nkv). 6 registers.
+  // (row_window per element in 64-bit math spilled 68-92 bytes at d = 128; the windows per
+  // visit in shared memory 32 bytes on sm_90, separate G and Nkv terms 8.)
+  int q_first[2], q_end[2], q_all[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const std::int64_t j = k0 + key_row + g + 8 * hh;
+    std::int64_t a = 0, b = p.Nq;  // first row whose window ends after j
+    while (a < b) {
+      const std::int64_t m = (a + b) / 2;
+      if (window_keys(p, m, m + 1).hi > j)
+        b = m;
+      else
+        a = m + 1;
+    }
+    q_first[hh] = static_cast<int>(a);
+    b = p.Nq;  // first row whose window starts after j
+    while (a < b) {
+      const std::int64_t m = (a + b) / 2;
+      if (window_keys(p, m, m + 1).lo > j)
+        b = m;
+      else
+        a = m + 1;
+    }
+    q_end[hh] = static_cast<int>(a);
+    const std::int64_t all = j < p.mask.global ? p.Nq : (p.mask.global < p.Nq ? p.mask.global : p.Nq);
+    q_all[hh] = j < p.Nkv ? static_cast<int>(all) : 0;
+    if (j >= p.Nkv) q_first[hh] = q_end[hh] = 0;
+  }
+
+  const std::int64_t group = p.group(), h0 = kvh * group;  // the query heads of this KV head
+  const std::int64_t n_qt = bwd_q_tiles(p);
+
+  for (std::int64_t h = h0; h < h0 + group; ++h) {
+    const std::int64_t head_row0 = (b * p.H + h) * p.Nq;
+    const T* const gQ = static_cast<const T*>(prm.q) + head_row0 * D;
+    const T* const gdO = static_cast<const T*>(prm.d_o) + head_row0 * D;
+    for (std::int64_t qt = 0; qt < n_qt; ++qt) {
+      if (!bwd_visits(p, qt, kt)) continue;
+      const std::int64_t q0 = qt * BM;
+      __syncthreads();  // the previous visit is done with sQ, sdO, sdS, lse, D
+#pragma unroll
+      for (int rep = 0; rep < BM * CH / K::threads; ++rep) {
+        const int idx = tid + rep * K::threads;
+        const int row = idx / CH, c = idx % CH;
+        const bool ok = q0 + row < p.Nq;
+        const std::int64_t o = ok ? (q0 + row) * D + c * 8 : 0;
+        cp_async_16(sQ + off(row, c), gQ + o, ok ? 16 : 0);
+        cp_async_16(sdO + off(row, c), gdO + o, ok ? 16 : 0);
+      }
+      cp_async_commit();
+      if (tid < BM) {
+        const bool ok = q0 + tid < p.Nq;
+        // A row past Nq, or with no visible key (lse = -inf), gets P = 0.
+        s_lse[tid] = ok ? prm.lse[head_row0 + q0 + tid] * log2e : neg_inf;
+        s_delta[tid] = ok ? prm.delta[head_row0 + q0 + tid] : 0.f;
+      }
+      cp_async_wait<0>();
+      __syncthreads();
+
+      // ---- S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x BM queries --
+      float st[QT][4], dpt[QT][4];
+#pragma unroll
+      for (int nt = 0; nt < QT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.f;
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        std::uint32_t ak[4], av[4];
+        ldmatrix_x4(ak, sK + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
+        ldmatrix_x4(av, sV + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
+#pragma unroll
+        for (int np = 0; np < QT / 2; ++np) {
+          const int qrow = np * 16 + (lane & 7) + ((lane >> 4) << 3);
+          std::uint32_t bq[4], bo[4];
+          ldmatrix_x4(bq, sQ + off(qrow, 2 * ks + ((lane >> 3) & 1)));
+          ldmatrix_x4(bo, sdO + off(qrow, 2 * ks + ((lane >> 3) & 1)));
+          mma_16816<T>(st[2 * np], ak, bq[0], bq[1]);
+          mma_16816<T>(st[2 * np + 1], ak, bq[2], bq[3]);
+          mma_16816<T>(dpt[2 * np], av, bo[0], bo[1]);
+          mma_16816<T>(dpt[2 * np + 1], av, bo[2], bo[3]);
+        }
+      }
+
+      // ---- P^T from lse (masked pairs 0), dS^T = P^T (dP^T - D) --------------
+      // Element (key key_row + g + 8 hh, query nt * 8 + 2 t + e) is [nt][2 hh + e].
+#pragma unroll
+      for (int nt = 0; nt < QT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int qc = nt * 8 + 2 * t + e;
+          const int i = static_cast<int>(q0) + qc;
+          const float l2 = s_lse[qc], dd = s_delta[qc];
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]));
+            const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
+            st[nt][2 * hh + e] = pe;
+            dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
+          }
+        }
+
+        // ---- dV += P^T dO, dK += dS^T Q (A fragments from the C fragments) -----
+#pragma unroll
+      for (int ps = 0; ps < BM / 16; ++ps) {
+        std::uint32_t ap[4], as[4];
+        ap[0] = pack2<T>(st[2 * ps][0], st[2 * ps][1]);
+        ap[1] = pack2<T>(st[2 * ps][2], st[2 * ps][3]);
+        ap[2] = pack2<T>(st[2 * ps + 1][0], st[2 * ps + 1][1]);
+        ap[3] = pack2<T>(st[2 * ps + 1][2], st[2 * ps + 1][3]);
+        as[0] = pack2<T>(dpt[2 * ps][0], dpt[2 * ps][1]);
+        as[1] = pack2<T>(dpt[2 * ps][2], dpt[2 * ps][3]);
+        as[2] = pack2<T>(dpt[2 * ps + 1][0], dpt[2 * ps + 1][1]);
+        as[3] = pack2<T>(dpt[2 * ps + 1][2], dpt[2 * ps + 1][3]);
+        const int qrow = ps * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+#pragma unroll
+        for (int dp = 0; dp < DT / 2; ++dp) {
+          std::uint32_t bo[4], bq[4];
+          ldmatrix_x4_trans(bo, sdO + off(qrow, 2 * dp + (lane >> 4)));
+          ldmatrix_x4_trans(bq, sQ + off(qrow, 2 * dp + (lane >> 4)));
+          mma_16816<T>(dv_acc[2 * dp], ap, bo[0], bo[1]);
+          mma_16816<T>(dv_acc[2 * dp + 1], ap, bo[2], bo[3]);
+          mma_16816<T>(dk_acc[2 * dp], as, bq[0], bq[1]);
+          mma_16816<T>(dk_acc[2 * dp + 1], as, bq[2], bq[3]);
+        }
+        // dS (query-major) to shared memory for dQ = dS K: the as registers hold
+        // keys (key_row + g, + 8) x queries (ps * 16 + 2t.., + 8).
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int kk = key_row + g + 8 * (r & 1), qq = ps * 16 + 2 * t + 8 * (r >> 1);
+          const std::uint32_t pair = as[r];
+          const std::uint16_t lo = static_cast<std::uint16_t>(pair & 0xFFFFu);
+          const std::uint16_t hi = static_cast<std::uint16_t>(pair >> 16);
+          reinterpret_cast<std::uint16_t*>(sdS)[qq * LDS + kk] = lo;
+          reinterpret_cast<std::uint16_t*>(sdS)[(qq + 1) * LDS + kk] = hi;
+        }
+      }
+      __syncthreads();
+
+      // ---- dQ rows warp * 16.. += scale dS K, atomically into the accumulator,
+      // in chunks of 64 columns (32 accumulators beside dK and dV: the whole d = 128 row
+      // at once spilled).
+#pragma unroll
+      for (int c0 = 0; c0 < DT; c0 += K::DQ_DT) {
+        float dq[K::DQ_DT][4];
+#pragma unroll
+        for (int dt = 0; dt < K::DQ_DT; ++dt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < BN / 16; ++ks) {
+          std::uint32_t a[4];
+          ldmatrix_x4(a, sdS + off_ds(warp * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+          const int krow = ks * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+#pragma unroll
+          for (int dp = 0; dp < K::DQ_DT / 2; ++dp) {
+            std::uint32_t bk[4];
+            ldmatrix_x4_trans(bk, sK + off(krow, c0 + 2 * dp + (lane >> 4)));
+            mma_16816<T>(dq[2 * dp], a, bk[0], bk[1]);
+            mma_16816<T>(dq[2 * dp + 1], a, bk[2], bk[3]);
+          }
+        }
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const std::int64_t i = q0 + warp * 16 + g + 8 * hh;
+          if (i >= p.Nq) continue;
+          if (prm.dq_part) {  // deterministic: this key tile's own slice, plain stores
+            float* const row = prm.dq_part + ((kt * p.B * p.H * p.Nq) + head_row0 + i) * D + c0 * 8;
+#pragma unroll
+            for (int dt = 0; dt < K::DQ_DT; ++dt)
+              *reinterpret_cast<float2*>(row + dt * 8 + 2 * t) =
+                  make_float2(prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
+          } else {
+            float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
+#pragma unroll
+            for (int dt = 0; dt < K::DQ_DT; ++dt)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) atomicAdd(row + dt * 8 + 2 * t + e, prm.scale * dq[dt][2 * hh + e]);
+          }
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();  // a key tile no query tile visits still waits for its copies
+
+  // ---- dK = scale dS^T Q and dV, written once (zero for keys no query sees) --
+  T* const gdK = static_cast<T*>(prm.dk) + kv_base;
+  T* const gdV = static_cast<T*>(prm.dv) + kv_base;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const std::int64_t j = k0 + key_row + g + 8 * hh;
+    if (j >= p.Nkv) continue;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+      const int c = dt * 8 + 2 * t;
+      *reinterpret_cast<std::uint32_t*>(gdK + j * D + c) =
+          pack2<T>(prm.scale * dk_acc[dt][2 * hh], prm.scale * dk_acc[dt][2 * hh + 1]);
+      *reinterpret_cast<std::uint32_t*>(gdV + j * D + c) = pack2<T>(dv_acc[dt][2 * hh], dv_acc[dt][2 * hh + 1]);
+    }
+  }
+}
+
+// Host launcher of one instantiation (called from its own translation unit).
+template <class K>
+void launch_flash2_bwd(const flash2_bwd_params& prm, void* stream) {
+  static const bool configured = [] {
+    ATTN_CUDA_CHECK(
+        cudaFuncSetAttribute(flash2_bwd_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::smem_bytes));
+    return true;
+  }();
+  (void)configured;
+  const problem& p = prm.p;
+  const dim3 grid(static_cast<unsigned>(bwd_kv_tiles(p)), static_cast<unsigned>(p.B * p.Hkv));
+  launch(flash2_bwd_kernel<K>, grid, K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream), prm);
+  ATTN_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace attnbench::cuda

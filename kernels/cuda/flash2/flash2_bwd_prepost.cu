@@ -1,0 +1,102 @@
+// The two small kernels around the flash2 backward's main kernel
+// (flash2_bwd_kernel.cuh), both memory bound and without tensor cores (their
+// names avoid "flash2", so the SASS check that demands HMMA in flash2 kernels
+// does not apply to them):
+//   attn_bwd_preprocess_kernel  one warp per query row: D = rowsum(dO * O) in
+//       fp32, and the row of the fp32 dQ accumulator cleared, as FA2's
+//       dot_do_o kernel does (so every backward starts from zero: no double
+//       accumulation across timed runs). Reads 2 d elements, writes 4 + 4 d bytes per row.
+//   attn_bwd_convert_dq_kernel  dQ = the accumulator rounded to p.type
+//       (4 bytes read, one element written per element).
+//   attn_bwd_sum_dq_kernel  (deterministic mode, no accumulator to clear) dQ = the sum of
+//       the per-key-tile partial slices the element's query tile visits, in ascending
+//       order (4 bytes read per visited slice, one element written).
+#include <cuda_runtime.h>
+
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/dtype_traits.cuh"
+#include "core/cuda/launch.cuh"
+#include "kernels/cuda/flash2/flash2_bwd_params.hpp"
+
+namespace attnbench::cuda {
+
+namespace {
+
+constexpr int kRowsPerBlock = 4;  // warps per block, one query row each
+
+template <class T>
+__global__ void attn_bwd_preprocess_kernel(const __grid_constant__ flash2_bwd_params prm) {
+  const problem& p = prm.p;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= p.B * p.H * p.Nq) return;  // whole warps leave together
+  const T* const o = static_cast<const T*>(prm.o) + row * p.d;
+  const T* const d_o = static_cast<const T*>(prm.d_o) + row * p.d;
+  float* const acc = prm.dq_acc ? prm.dq_acc + row * p.d : nullptr;  // null: deterministic mode
+  float s = 0.f;
+  for (std::int64_t c = lane; c < p.d; c += 32) {
+    s += to_float(o[c]) * to_float(d_o[c]);
+    if (acc) acc[c] = 0.f;
+  }
+  for (int m = 16; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
+  if (lane == 0) prm.delta[row] = s;
+}
+
+template <class T>
+__global__ void attn_bwd_convert_dq_kernel(const __grid_constant__ flash2_bwd_params prm) {
+  const std::int64_t n = prm.p.q_elems();
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) static_cast<T*>(prm.dq)[i] = from_float<T>(prm.dq_acc[i]);
+}
+
+// Deterministic mode: dQ = the sum of the partial slices of the key tiles the element's
+// query tile visits, in ascending key-tile order (the same order on every run).
+template <class T>
+__global__ void attn_bwd_sum_dq_kernel(const __grid_constant__ flash2_bwd_params prm) {
+  const problem& p = prm.p;
+  const std::int64_t n = p.q_elems();
+  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= n) return;
+  const std::int64_t qt = (x / p.d) % p.Nq / kBwdBr;
+  const span64 s = kv_tiles(p, qt, tile_walk::causal_bound).first;  // bwd_visits(p, qt, kt)
+  float sum = 0.f;
+  for (std::int64_t kt = s.lo; kt < s.hi; ++kt) sum += prm.dq_part[kt * n + x];
+  static_cast<T*>(prm.dq)[x] = from_float<T>(sum);
+}
+
+}  // namespace
+
+void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream) {
+  constexpr int threads = 256;
+  const dim3 grid(static_cast<unsigned>(ceil_div(prm.p.q_elems(), threads)));
+  auto s = static_cast<cudaStream_t>(stream);
+  if (prm.p.type == dtype::bf16)
+    launch(attn_bwd_sum_dq_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
+  else
+    launch(attn_bwd_sum_dq_kernel<__half>, grid, dim3(threads), 0, s, prm);
+  ATTN_CUDA_CHECK_LAUNCH();
+}
+
+void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream) {
+  const problem& p = prm.p;
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.B * p.H * p.Nq, kRowsPerBlock)));
+  auto s = static_cast<cudaStream_t>(stream);
+  if (p.type == dtype::bf16)
+    launch(attn_bwd_preprocess_kernel<__nv_bfloat16>, grid, dim3(32 * kRowsPerBlock), 0, s, prm);
+  else
+    launch(attn_bwd_preprocess_kernel<__half>, grid, dim3(32 * kRowsPerBlock), 0, s, prm);
+  ATTN_CUDA_CHECK_LAUNCH();
+}
+
+void launch_flash2_bwd_convert_dq(const flash2_bwd_params& prm, void* stream) {
+  constexpr int threads = 256;
+  const dim3 grid(static_cast<unsigned>(ceil_div(prm.p.q_elems(), threads)));
+  auto s = static_cast<cudaStream_t>(stream);
+  if (prm.p.type == dtype::bf16)
+    launch(attn_bwd_convert_dq_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
+  else
+    launch(attn_bwd_convert_dq_kernel<__half>, grid, dim3(threads), 0, s, prm);
+  ATTN_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace attnbench::cuda
