@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-shot GPU check (docs/gpu.md): on a machine with an NVIDIA GPU and the CUDA toolkit,
 # and no network, turn a short GPU lease into measurements even when some kernel is wrong
-# (issue 21). Steps, each under `timeout` and the overall deadline, each leaving its
+# (docs/gpu.md). Steps, each under `timeout` and the overall deadline, each leaving its
 # output in OUT_DIR even when cut off:
 #   binaries  prebuilt ones (scripts/gpu_prebuild.sh on the build machine, which also ran
 #             the static checks: docs/gpu.md step 0) when they run here, else configure + build
@@ -11,8 +11,8 @@
 #             that crashed or hung (--quarantine-from, and their GPU test suites)
 #   ceilings  measured once (ceilings.json), passed to every later sweep (--ceilings-from)
 #   gpu_tests the GPU test binary as one process, restarted past a hung or crashed test
-#   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (issue 16)
-#   bwd       bwd and fwd_bwd of flash2, cublas_unfused and the cuDNN rows (issue 24)
+#   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (docs/cpu.md, "bf16 and fp8")
+#   bwd       bwd and fwd_bwd of flash2, cublas_unfused and the cuDNN rows (docs/backward.md)
 #   sweep     the quick sweep, resumed after a sticky error, hang or crash (resume_sweep.sh)
 #   peers     library peers on the sweep's problems (PyTorch), if time is left
 # then summary.txt, printed last. Exit 0 only when every step succeeded.
@@ -247,7 +247,7 @@ if step ceilings "$out/ceilings.log" "${GPU_CHECK_CEILINGS_S:-45}" sh -c \
    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["ceilings"]["measured"]' "$out/ceilings.json" \
      2>/dev/null; then
   ceilings=(--ceilings-from "$out/ceilings.json")
-  # The exp roof (issue 23): the measured ex2 rate beside the copy bandwidth and GEMM peaks.
+  # The exp roof: the measured ex2 rate beside the copy bandwidth and GEMM peaks.
   say "ceilings: $(python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))["ceilings"]; m, t = c.get("measured", {}), c.get("theoretical", {})
 r = lambda v: ("%.3g T exp/s" % (v / 1e12) if v >= 1e12 else "%.3g G exp/s" % (v / 1e9)) if isinstance(v, (int, float)) else "none"
@@ -265,13 +265,13 @@ else
   skip_step gpu_tests "no test binary $tests_bin"
 fi
 
-# ---- fp8 beside bf16 (issue 16), quick sweep ----------------------------------------------------
+# ---- fp8 beside bf16, quick sweep -----------------------------------------------------------------
 fp8_default="--variant flash3,flash3_fp8 --dtype bf16,e4m3 --head-dim 128 --batch 4 --heads 16 --seq 4096,8192,16384 --mask none,causal --reps 5"
 (( dry )) && fp8_default="--variant flash2 --dtype bf16,e4m3 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1"
 fp8_args=(${GPU_CHECK_FP8_ARGS:-$fp8_default})
 step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${fp8_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/fp8.json"
-# ---- backward (issue 24): bwd and fwd_bwd of the rows that claim them -------------------------
+# ---- backward: bwd and fwd_bwd of the rows that claim them -------------------------
 # The cuDNN rows only where the build has them (an unknown --variant name is an error).
 bwd_rows="flash2,cublas_unfused"
 grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && bwd_rows+=",cudnn_sdpa,cudnn_sdpa_deterministic"

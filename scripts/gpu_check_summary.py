@@ -23,7 +23,7 @@ def read(path: str) -> str:
 
 
 def exp_rate(c: dict) -> str:
-    """The exp roof's rate of one ceiling set (issue 23), as the summary prints it."""
+    """The exp roof's rate of one ceiling set, as the summary prints it."""
     if "exps_per_s" not in c:
         return "; exp rate not recorded"
     v = c["exps_per_s"]

@@ -19,7 +19,7 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
     approximation exists here: the entry carries approx_err_vs_exact (relative L2 to exact fp64
     softmax attention, as attnbench's rows do), rel_err and err_ok are null, and its flops and
     bytes are the attnbench row's model of the same problem (bytes_model "attnbench:<row>").
-The backward (issue 24, docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
+The backward (docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
 (default dispatch) times torch.autograd.grad of SDPA's output for dO: bwd from one forward run
 outside the timed calls (retain_graph), fwd_bwd the forward and the backward in one call;
 autograd.grad returns fresh gradients, so nothing accumulates across runs. FLOPs 2.5 x (bwd)

@@ -6,14 +6,14 @@
 # CUDA toolkit or GPU is needed, so it runs with ATTNBENCH_CUDA ON or OFF
 # (ctest label `nogpu`):
 #   emu.runtime         the emulator itself (deadlocks, launch checks, cuBLAS stand-in, poison)
-#   emu.tolerance       the fp16/bf16 tolerance cap of tests/gpu (issue 9 item 4)
+#   emu.tolerance       the fp16/bf16 tolerance cap of tests/gpu
 #   emu.unfused         tests/gpu/test_unfused.cpp, small shapes: naive, naive_gqa_expand, cublas_unfused
 #   emu.unfused_bwd     tests/gpu/test_unfused_bwd.cpp: the cublas_unfused backward (bwd, fwd_bwd)
 #   emu.flash1          tests/gpu/test_flash1.cpp, small shapes
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
 #   emu.scans           tests/gpu/test_scans.cpp: selective_scan, wkv, wkv6 (kernels/cuda/scan)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
-#   emu.flash2_bwd      tests/gpu/test_flash2_bwd.cpp: the flash2 backward (issue 24)
+#   emu.flash2_bwd      tests/gpu/test_flash2_bwd.cpp: the flash2 backward
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
 #   emu.flash2_decode   split-KV decode + the real merge kernel (flash2_splitkv_merge.cu)
 #   emu.flash2_faults   each injected instruction fault must be detected
@@ -116,7 +116,7 @@ file(CONFIGURE OUTPUT ${ab_emu_gen}/emu_flash2_instances.cpp CONTENT "${ab_emu_i
 # Families: the CUDA sources of each (a negative control swaps one of them).
 set(ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/naive_gemm.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/masked_softmax.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/unfused_rows.cu)
-list(APPEND ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/softmax_backward.cu)  # issue 24: the bwd
+list(APPEND ab_emu_fam_unfused ${CMAKE_SOURCE_DIR}/kernels/cuda/unfused/softmax_backward.cu)  # the backward
 set(ab_emu_fam_flash1 ${CMAKE_SOURCE_DIR}/kernels/cuda/flash1/flash1.cu)
 set(ab_emu_fam_linear ${CMAKE_SOURCE_DIR}/kernels/cuda/linear/linear.cu)
 set(ab_emu_fam_reference ${CMAKE_SOURCE_DIR}/kernels/cuda/reference/reference_device.cu)
@@ -124,7 +124,7 @@ set(ab_emu_fam_merge ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_splitkv_merg
 set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv6.cu)
 set(ab_emu_all_families unfused flash1 linear reference merge scan)
-# The flash2 backward (issue 24): its main-kernel instantiations (flash2_bwd_kernel.cuh) and
+# The flash2 backward: its main-kernel instantiations (flash2_bwd_kernel.cuh) and
 # the preprocess/convert kernels, one family (the header's controls swap it whole).
 file(GLOB ab_emu_fam_flash2_bwd CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_bwd_*.cu)
 list(APPEND ab_emu_all_families flash2_bwd)
@@ -330,7 +330,7 @@ function(ab_emu_negative name fam src from to kind)
   set_tests_properties(emu.neg.${name} PROPERTIES LABELS nogpu TIMEOUT 300
                        ENVIRONMENT "${ab_emu_env};ATTN_EMU_EXIT_ON_FAILURE=1")
 endfunction()
-# A control planted in a kernel header (issue 24: flash2_bwd_kernel.cuh, included by the
+# A control planted in a kernel header (flash2_bwd_kernel.cuh, included by the
 # family's instantiations): the mutated copy lies at the header's own relative path under a
 # directory searched first, and the family is compiled again against it, swapped in whole.
 function(ab_emu_negative_header name fam header from to kind)
@@ -420,7 +420,7 @@ endif()
 
 include(${ab_emu_dir}/flash3/tests.cmake OPTIONAL)
 
-# Issue 30: the cuda backend's check of every output, and its two negative controls.
+# The cuda backend's check of every output, and its two negative controls.
 include(${ab_emu_dir}/full_check/full_check.cmake)
 
 # ---- coverage: every CUDA source of the product runs here, or says why not ---------------

@@ -45,7 +45,7 @@ def rows(p):
     return out
 a, b = rows(present), rows(absent)
 assert a.keys() == b.keys(), "the configurations differ"
-def is_cudnn(n):  # both rows of the cuDNN module (cudnn_sdpa_deterministic: issue 24's backward)
+def is_cudnn(n):  # both rows of the cuDNN module (cudnn_sdpa_deterministic: the backward)
     return n.split("/")[0] in ("cudnn_sdpa", "cudnn_sdpa_deterministic")
 cudnn = [n for n in a if is_cudnn(n) and a[n] == "run"]
 assert cudnn, "no cudnn_sdpa configuration planned with cuDNN present"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_check_dry_run.sh BUILD_DIR WORK (issue 21 item 8): scripts/gpu_check.sh on a machine
+# gpu_check_dry_run.sh BUILD_DIR WORK: scripts/gpu_check.sh on a machine
 # without a GPU (GPU_CHECK_ALLOW_NO_GPU=1), with this build's binaries as the prebuilt ones,
 # tiny sweeps, and a planted hang in flash1 and crash in linear (ATTNBENCH_FAULT). The sweep
 # steps run on the cpu backend. Expected:
@@ -55,7 +55,7 @@ expect "^flash1 .* 0/0/0/4 +none run \(row quarantined"
 expect "^linear .* 0/0/0/4 +none run \(row quarantined"
 expect "^naive .* 4/0/0/0 +PASS$"
 expect "^ceilings measured: "
-# The exp roof's rate beside the other ceilings (issue 23), in the summary and the script's log.
+# The exp roof's rate beside the other ceilings, in the summary and the script's log.
 expect "^ceilings measured: .*; exp rate [0-9.e+-]+ [TG] exp/s$"
 grep -q -- "--ceilings-from $work/out/ceilings.json" "$work/out/sweep.log" 2>/dev/null ||
   grep -q "ceilings_from" "$work/out/quick.json" || fail "the quick sweep did not take ceilings.json"

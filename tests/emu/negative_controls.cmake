@@ -31,7 +31,7 @@ ab_emu_negative(cublas_group_stride unfused ${k}/unfused/unfused_rows.cu
   "f.q, t, d, static_cast<long long>(g) * p.Nq * p.d," "f.q, t, d, static_cast<long long>(p.Nq) * p.d,"
   gtest --gtest_filter=CudaUnfused.MatchesFp64ReferenceOnSmallShapes)
 
-# cublas_unfused backward (issue 24): the D = rowsum(dO * O) term dropped from
+# cublas_unfused backward: the D = rowsum(dO * O) term dropped from
 # dS = P (dP - D) (every dQ and dK wrong by P D terms).
 ab_emu_negative(unfused_bwd_no_d_term unfused ${k}/unfused/softmax_backward.cu
   "to_float(prow[j]) * (dprow[j] - d_row)" "to_float(prow[j]) * dprow[j]"
@@ -61,7 +61,7 @@ ab_emu_negative(merge_split_stride merge ${k}/flash2/flash2_splitkv_merge.cu
 # tests/emu/emu_test.cpp --faults): ldmatrix fragment order, a dropped .trans,
 # cp.async.wait_group retiring one group fewer, no zero fill.
 
-# flash2 backward (issue 24), each against CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes.
+# flash2 backward, each against CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes.
 # The emulator cannot expose a non-atomic dQ accumulation (CTAs run one after another and a
 # fiber switches only at a scheduling point, so a plain += never loses an update: its
 # atomicAdd is that +=); the third control is the accumulator left uncleared instead.

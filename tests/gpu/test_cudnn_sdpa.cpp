@@ -5,7 +5,7 @@
 // and memory with the workspace. GPU: small shapes (ragged, Nq != Nkv, every
 // mask the row claims, every GQA ratio, decode) against the fp64 reference
 // with 2x cublas_unfused's error bound and the lse; large ones against the
-// on-device fp32 reference. Backward (issue 24): cudnn_sdpa and
+// on-device fp32 reference. Backward (docs/backward.md): cudnn_sdpa and
 // cudnn_sdpa_deterministic claim bwd and fwd_bwd; deviceless validation of the
 // backward graph; on a GPU dQ, dK, dV against fp64 within min(2x cublas_unfused's
 // gradient error, the sweep's grad_tolerance), no accumulation across runs, the
@@ -275,7 +275,7 @@ TEST(CudnnSdpa, LargeShapesAgainstDeviceReference) {
     }
 }
 
-// ---- backward (issue 24) ---------------------------------------------------------
+// ---- backward -------------------------------------------------------------------
 
 const variant* cudnn_deterministic_row() { return find_variant("cudnn_sdpa_deterministic", backend_kind::cuda); }
 

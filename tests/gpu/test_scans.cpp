@@ -1,4 +1,4 @@
-// The scan rows on CUDA (issue 25, kernels/cuda/scan): selective_scan, wkv and wkv6 against their fp64
+// The scan rows on CUDA (kernels/cuda/scan): selective_scan, wkv and wkv6 against their fp64
 // references (kernels/reference/scan_reference.hpp) on ragged L (not multiples of the 32-step
 // chunk, L = 1, several chunks so the carry matters), several N and G (a head split between
 // groups, a group per channel), B > 1, d = 8 .. 88; fp32 within

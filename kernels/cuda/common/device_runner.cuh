@@ -28,7 +28,7 @@ class device_runner : public runner {
   // (what this base allocates).
   static std::int64_t base_memory_bytes(const problem& p);
 
-  // The device tensors, read by the cuda backend's check of every output row (issue 30,
+  // The device tensors, read by the cuda backend's check of every output row (docs/gpu.md,
   // harness/cuda/device_check.hpp): Q, K, V in p.type (e4m3: the codes), O in
   // output_dtype(p.type) as the last run left it, lse (null when the row writes none).
   struct device_tensors {

@@ -61,7 +61,7 @@ message(STATUS "attnbench: cudnn_sdpa row ON (cuDNN ${attnbench_cudnn_v} at ${at
 # The row (cudnn_rows.cpp) is in the CUDA module and needs no cuDNN; what runs cuDNN
 # (cudnn_sdpa.cpp) is its own module, libattnbench_cudnn.so beside libattnbench_cuda.so,
 # the only object that needs libcudnn.so.9 and libnvrtc: the row dlopens it on first use,
-# so a cuDNN that does not load disables cudnn_sdpa alone (issue 21; docs/cudnn.md).
+# so a cuDNN that does not load disables cudnn_sdpa alone (docs/cudnn.md).
 target_sources(${ATTNBENCH_CUDNN_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cudnn_rows.cpp)
 target_link_libraries(${ATTNBENCH_CUDNN_TARGET} PUBLIC ${CMAKE_DL_LIBS})
 # cuda_rows.cpp adds the row, and tests call cudnn_sdpa.hpp, only where it is built (never in

@@ -3,7 +3,7 @@
 // object that needs libcudnn.so.9 and libnvrtc). The row loads that module with dlopen
 // the first time it is asked anything, so a cuDNN that is absent or does not load
 // disables cudnn_sdpa alone, with dlopen's reason, and every other CUDA row works
-// (issue 21; docs/cudnn.md "Loading").
+// (docs/cudnn.md "Loading").
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 
 namespace attnbench::cuda {
 
-// 2: the backward (issue 24): p.pass picks the graphs, `deterministic` cuDNN's deterministic
+// 2: the backward (docs/backward.md): p.pass picks the graphs, `deterministic` cuDNN's deterministic
 // backward algorithm (the cudnn_sdpa_deterministic row).
 inline constexpr int cudnn_sdpa_api_version = 2;
 

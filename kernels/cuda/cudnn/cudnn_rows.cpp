@@ -2,7 +2,7 @@
 // CUDA module and needs no cuDNN: the implementation is libattnbench_cudnn.so, loaded with
 // dlopen the first time the row is asked anything (supports, memory, a runner). When it
 // does not load (no libcudnn.so.9, a broken wheel, a missing libnvrtc) the row refuses
-// every problem with dlopen's reason and the other CUDA rows are untouched (issue 21);
+// every problem with dlopen's reason and the other CUDA rows are untouched;
 // `attnbench list` never loads it.
 #include <dlfcn.h>
 
@@ -136,7 +136,7 @@ void add_cuda_rows_cudnn(std::vector<variant>& rows) {
       .memory_bytes = cuda::row_memory_bytes<false>,
       .make_runner = cuda::make_row_runner<false>,
   });
-  // Issue 24: what determinism costs. The forward is cudnn_sdpa's, so only bwd and fwd_bwd.
+  // What determinism costs. The forward is cudnn_sdpa's, so only bwd and fwd_bwd.
   rows.push_back({
       .name = "cudnn_sdpa_deterministic",
       .backend = backend_kind::cuda,

@@ -14,7 +14,7 @@
 // the library baseline beside flash2 (and cublas_unfused, the unfused one).
 // Expected bottleneck: tensor-core math for long sequences, K/V bandwidth for
 // decode; the kernel is closed, so only the minimal-IO byte model is given.
-// Backward (issue 24, docs/backward.md): cudnn-frontend's sdpa_backward graph on Q, K, V,
+// Backward (docs/backward.md): cudnn-frontend's sdpa_backward graph on Q, K, V,
 // O, dO and Stats (the forward's, run by the same runner), writing dQ, dK, dV in p.type
 // (GQA: dK and dV of Hkv heads, the group's sum reduced inside cuDNN); the
 // cudnn_sdpa_deterministic row sets set_deterministic_algorithm (no atomic dQ accumulation)
@@ -27,7 +27,7 @@
 // Built alone into libattnbench_cudnn.so (cudnn.cmake), the one object that needs
 // libcudnn.so.9 and libnvrtc; the row itself (cudnn_rows.cpp, in the CUDA module) loads
 // it on first use through attnbench_cudnn_sdpa_api() (cudnn_module_api.hpp), so a cuDNN
-// that fails to load disables this row alone (issue 21).
+// that fails to load disables this row alone (docs/cudnn.md "Loading").
 #include "kernels/cuda/cudnn/cudnn_module_api.hpp"
 
 #include <cudnn_frontend.h>

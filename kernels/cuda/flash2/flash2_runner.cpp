@@ -31,7 +31,7 @@ class flash2_runner final : public device_runner {
     prm_.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
     // Device-side mask data: the sparse terms (and a block layout's bits) and,
     // for a listed walk, the key-tile lists, built here outside the timed run.
-    // Every copy is enqueued on the runner's stream (issue 21), so it is ordered before
+    // Every copy is enqueued on the runner's stream, so it is ordered before
     // the kernels that read it; a synchronous cudaMemcpy runs on the legacy default stream,
     // which nothing orders with attnbench's non-blocking stream. The host sources are
     // members, alive until the runner goes (a pageable copy is staged before the call
