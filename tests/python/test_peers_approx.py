@@ -20,8 +20,7 @@ torch = pytest.importorskip("torch", reason="PyTorch not installed (scripts/setu
 for mod in ("performer_pytorch", "linformer", "routing_transformer"):
     pytest.importorskip(mod, reason=f"{mod} not installed (scripts/requirements-main.txt installs it)")
 
-sys.path.insert(0, SCRIPTS)
-import peers  # noqa: E402
+import peers  # noqa: E402  (scripts/ is on pytest's pythonpath: pyproject.toml)
 
 PEERS = os.path.join(SCRIPTS, "peers.py")
 BIN = os.environ.get("ATTNBENCH_BIN", os.path.join(ROOT, "build", "bin", "attnbench"))

@@ -97,6 +97,7 @@ __global__ void __launch_bounds__(warps * 32) selective_scan_kernel(problem p, s
         const float hn = da * carry[x * N + n] + db;
         if (valid) y += ct[n] * hn;
         const float last = __shfl_sync(0xffffffffu, hn, steps - 1);
+        __syncwarp();  // every lane has read carry before lane 0 overwrites it: a shuffle orders no memory
         if (lane == 0) carry[x * N + n] = last;
       }
       if (valid) z_s[lane][x] = y * (z_s[lane][x] / (1.f + expf(-z_s[lane][x])));
