@@ -50,14 +50,15 @@ void add_fp8_groups(sweep_spec& s, std::vector<std::int64_t> cpu_seq, std::int64
 
 // Attention against its alternatives (docs/alternatives.md): causal flash2 and the
 // scans (tag:scan) on the problem of the same width over L, for the crossover chart. flash2
-// is named per backend, as the fp8 groups name their rows: the attention the scans are
-// measured against (on a GPU flash3 and cudnn_sdpa belong beside it). tag:scan is taken per
+// and flash3 are named per backend, as the fp8 groups name their rows: the attention the scans
+// are measured against (cudnn_sdpa is not named: a build without cuDNN has no such row, and an
+// unknown name is an error; scripts/gpu_check.sh adds it where built). tag:scan is taken per
 // backend (select_variants): a cuda run gets the CUDA scan rows (kernels/cuda/scan), a cpu run
 // the CPU ones as before. The crossover length does not depend on the width
 // (both costs are linear in it), so the width is small: H d = 256 in quick, 1024 in full.
 void add_alternatives_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t heads) {
   sweep_axes a;
-  a.variant = {"cpu:flash2", "cuda:flash2", "tag:scan"};
+  a.variant = {"cpu:flash2", "cuda:flash2", "cuda:flash3", "tag:scan"};
   a.seq = std::move(seq);
   a.batch = {1};
   a.heads = {heads};

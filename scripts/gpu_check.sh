@@ -13,6 +13,7 @@
 #   gpu_tests the GPU test binary as one process, restarted past a hung or crashed test
 #   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (docs/cpu.md, "bf16 and fp8")
 #   bwd       bwd and fwd_bwd of flash2, cublas_unfused and the cuDNN rows (docs/backward.md)
+#   crossover causal flash2/flash3/cuDNN against the scans over L = 1k-64k (docs/alternatives.md)
 #   sweep     the quick sweep, resumed after a sticky error, hang or crash (resume_sweep.sh)
 #   peers     library peers on the sweep's problems (PyTorch), if time is left
 # then summary.txt, printed last. Exit 0 only when every step succeeded.
@@ -27,7 +28,8 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (60), GPU_CHECK_BWD_S (60), GPU_CHECK_BWD_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
+# GPU_CHECK_FP8_S (60), GPU_CHECK_BWD_S (60), GPU_CHECK_BWD_ARGS, GPU_CHECK_CROSSOVER_S (45),
+# GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
 # a usable GPU every sweep step runs on the cpu backend, to test this script), GPU_CHECK_BUNDLE
@@ -280,6 +282,16 @@ bwd_default="--variant $bwd_rows --pass bwd,fwd_bwd --dtype bf16 --head-dim 64,1
 bwd_args=(${GPU_CHECK_BWD_ARGS:-$bwd_default})
 step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
+# ---- the crossover: causal attention against the scans at one model width over L -----------------
+# (docs/alternatives.md): the alternatives group at GPU lengths; 1k-64k fits the step's minute
+# (causal flash2 at 64k, H 16, d 64: 1.1e13 FLOP, ~40 ms at 300 TFLOP/s), the full preset goes on.
+cross_rows="cuda:flash2,cuda:flash3,tag:scan"
+grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && cross_rows+=",cuda:cudnn_sdpa"
+cross_default="--variant $cross_rows --mask causal --dtype bf16 --head-dim 64 --batch 1 --heads 16 --seq 1024,4096,16384,65536 --state 16 --groups 1 --reps 3"
+(( dry )) && cross_default="--variant cpu:flash2,tag:scan --mask causal --dtype fp32 --head-dim 32 --heads 2 --seq 64,512 --state 16 --groups 1 --reps 1"
+cross_args=(${GPU_CHECK_CROSSOVER_ARGS:-$cross_default})
+step crossover "$out/crossover.log" "${GPU_CHECK_CROSSOVER_S:-45}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+  "${cross_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/crossover.json"
 peers_reserve=$(( ${GPU_CHECK_PEERS_S:-100} < 60 ? ${GPU_CHECK_PEERS_S:-100} : 60 ))
 sweep_limit=$(( deadline - $(date +%s) - peers_reserve ))
 (( sweep_limit < 30 )) && sweep_limit=30

@@ -2,7 +2,7 @@
 """summary.txt of scripts/gpu_check.sh OUT_DIR (docs/gpu.md): device, binaries, steps,
 the smoke verdict per row (pass / wrong / crash / hang), GPU test counts, kernel resources,
 ceilings, per variant the best TFLOP/s, GB/s, largest error and PASS/FAIL of the quick sweep,
-and the fp8 and backward tables. Every part reads what its step left, also when the step was cut off
+the fp8 and backward tables and the crossover. Every part reads what its step left, also when the step was cut off
 (a sweep's results log when its JSON is missing)."""
 from __future__ import annotations
 
@@ -204,8 +204,40 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             lines.append(f"backward: {len(failed)} failed entries: "
                          + ", ".join(sorted({b.get('variant', '?') for b in failed})))
+    lines += crossover_table(out)
     print("\n".join(lines))
     return 0
+
+
+def crossover_table(out: str) -> list[str]:
+    """Time per L of each row of the crossover step, and per scan the first measured L from
+    which it beats the fastest attention row at every longer L (the report interpolates it:
+    scripts/abreport/alternatives.py)."""
+    doc, note = load_run(out, "crossover.json")
+    if doc is None:
+        return []
+    scans = {r.get("name") for r in doc.get("context", {}).get("variants") or []
+             if isinstance(r, dict) and "scan" in (r.get("tags") or [])}
+    times: dict[str, dict[int, float]] = defaultdict(dict)
+    for b in doc.get("benchmarks", []):
+        if b.get("status") == "ok" and b.get("err_ok") is not False and b.get("time_ms"):
+            times[b.get("variant", "?")][int(b.get("Nq", 0))] = float(b["time_ms"])
+    lengths = sorted({n for t in times.values() for n in t})
+    lines = ["", note] if note else [""]
+    lines.append(f"{'crossover (ms)':24s} " + " ".join(f"{n:>9d}" for n in lengths) + "  scan faster from L")
+    attention = {n: min((t[n] for v, t in times.items() if v not in scans and n in t), default=None)
+                 for n in lengths}
+    for v in sorted(times, key=lambda v: (v in scans, v)):
+        t = times[v]
+        cells = " ".join(f"{t[n]:9.3g}" if n in t else f"{'-':>9s}" for n in lengths)
+        verdict = ""
+        if v in scans:
+            wins = [n for n in lengths if n in t and attention[n] is not None]
+            faster = [attention[n] > t[n] for n in wins]
+            verdict = ("no attention row ran" if not wins else "not in the measured range" if not faster[-1]
+                       else str(next(n for i, n in enumerate(wins) if all(faster[i:]))))
+        lines.append(f"{v:24s} {cells}  {verdict}")
+    return lines
 
 
 if __name__ == "__main__":
