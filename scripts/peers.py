@@ -18,7 +18,11 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
     features, projections and centroids are their own, so no fp64 check of the same
     approximation exists here: the entry carries approx_err_vs_exact (relative L2 to exact fp64
     softmax attention, as attnbench's rows do), rel_err and err_ok are null, and its flops and
-    bytes are the attnbench row's model of the same problem (bytes_model "attnbench:<row>").
+    bytes are the attnbench row's model of the same problem (bytes_model "attnbench:<row>"). Only
+    problems where the sweep ran the row get an entry (no skipped entry elsewhere);
+  - the scan rows' libraries (scripts/peers_scans.py): mamba_ssm's selective_scan_fn and
+    mamba_chunk_scan_combined, flash-linear-attention's chunk_rwkv6, beside selective_scan, ssd
+    and wkv6 on the (shape, N, G) the sweep ran them on; CUDA only (skipped on the CPU saying so).
 The backward (docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
 (default dispatch) times torch.autograd.grad of SDPA's output for dO: bwd from one forward run
 outside the timed calls (retain_graph), fwd_bwd the forward and the backward in one call;
@@ -62,6 +66,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+import peers_scans
+
 PROG = "peers"
 ATTNBENCH_BACKENDS = ("cpu", "cuda")
 # (backend, variant) in the order they run; `--variants` selects among them.
@@ -69,7 +75,8 @@ VARIANTS = (("torch", "torch_sdpa"), ("torch", "torch_sdpa_flash"), ("torch", "t
             ("torch", "torch_sdpa_cudnn"), ("torch", "torch_sdpa_math"), ("torch", "torch_flex"),
             ("flash_attn", "flash_attn"), ("flashinfer", "flashinfer"),
             ("performer_pytorch", "pypi_performer"), ("linformer", "pypi_linformer"),
-            ("routing_transformer", "pypi_routing"))
+            ("routing_transformer", "pypi_routing"), ("mamba_ssm", "mamba_ssm_selective_scan"),
+            ("mamba_ssm", "mamba_ssm_ssd"), ("fla", "fla_rwkv6"))
 # The PyPI approximations: variant -> (distribution, the attnbench row whose problems and model they take).
 APPROX_PEERS = {"pypi_performer": ("performer-pytorch", "performer"), "pypi_linformer": ("linformer", "linformer"),
                 "pypi_routing": ("routing-transformer", "routing")}
@@ -763,7 +770,7 @@ def library_versions() -> dict[str, Optional[str]]:
         except Exception:  # noqa: BLE001 - absent or broken: recorded as null
             out[mod] = None
     import importlib.metadata
-    for dist, _ in APPROX_PEERS.values():
+    for dist in [d for d, _ in APPROX_PEERS.values()] + ["mamba-ssm", "flash-linear-attention"]:
         try:
             out[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -866,9 +873,9 @@ def _run_approx(peers: Peers, variant: str, p: Problem, inputs, args: argparse.N
              "approx_err_vs_exact is its distance to exact fp64 softmax attention")
     if peers.device != "cpu":
         return not_run(e, "skipped", f"{variant} runs on the CPU here (the comparison rows are CPU only)")
-    if model is None:
-        return not_run(e, "skipped", f"the sweep ran no attnbench '{row}' on this problem (the comparison groups "
-                                     f"run it): {variant} takes its problems and model")
+    if model is None:  # main() makes no entry for such a problem; a direct call says why
+        return not_run(e, "skipped", f"the sweep ran no attnbench '{row}' on this problem: {variant} takes its "
+                                     "problems and model")
     if p.dtype != "fp32":
         return not_run(e, "skipped", f"{variant} runs fp32 only, as attnbench's '{row}'")
     e.update(flops=model["flops"], flops_executed=model["flops_executed"], bytes=model["bytes"],
@@ -1017,6 +1024,43 @@ def _run_one(peers: Peers, variant: str, p: Problem, inputs, ref_cache: dict, ar
     return timed(e, t, val)
 
 
+def scan_peer_entries(args: argparse.Namespace, device: str, library: dict, timer: Optional[CudaTimer],
+                      evictor: Optional[CpuEvictor], t_start: float) -> list[dict]:
+    """The scan rows' peers (scripts/peers_scans.py) on every scan problem the sweep ran."""
+    wanted = [v for v in peers_scans.SCAN_PEERS if v in args.wanted]
+    if not wanted:
+        return []
+    _, sweep_entries = read_sweep(args.problems)
+    backend_of = dict((v, b) for b, v in VARIANTS)
+
+    def time_fn(fn: Callable[[], Any]) -> Timing:
+        if timer:
+            return timer.time(fn, args.reps, args.rep_time)
+        t0 = time.perf_counter()
+        fn()
+        return time_cpu(fn, args.reps, args.rep_time, time.perf_counter() - t0, evictor)
+
+    out = []
+    for sp in peers_scans.scan_problems(sweep_entries):
+        for variant in wanted:
+            if peers_scans.SCAN_PEERS[variant][1] != sp.row:
+                continue
+            p = Problem(group=sp.group, dtype=sp.dtype, B=sp.B, H=sp.H, Hkv=sp.H, Nq=sp.L, Nkv=sp.L, d=sp.d,
+                        mask="causal", tolerance=sp.tolerance)
+            e = base_entry(p, backend_of[variant], variant, device, library[backend_of[variant]])
+            if sp.state_axes:
+                e["name"] = e["run_name"] = e["name"].replace("/on:", f"/N:{sp.N}/G:{sp.G}/on:")
+            if args.budget_s and time.perf_counter() - t_start > args.budget_s:
+                e = not_run(e, "skipped", f"peers' time budget of {args.budget_s:g} s spent before this problem")
+            else:
+                e = peers_scans.run_scan_peer(variant, sp, device, e, time_fn, timed, not_run)
+            shown = (f"{e['time_ms']:.4g} ms err {e['rel_err']:.1e}{'' if e['err_ok'] else ' ABOVE TOLERANCE'}"
+                     if e["status"] == "ok" else f"{e['status']}: {e.get('error_message')}")
+            print(f"{PROG}: {e['name']} {shown}", file=sys.stderr)
+            out.append(e)
+    return out
+
+
 def git(*a: str) -> str:
     try:
         return subprocess.run(["git", *a], capture_output=True, text=True, check=True,
@@ -1138,7 +1182,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     versions = library_versions()
     library = {"torch": f"torch {versions['torch']}", "flash_attn": f"flash_attn {versions['flash_attn']}",
                "flashinfer": f"flashinfer {versions['flashinfer']}",
-               **{dist.replace("-", "_"): f"{dist} {versions[dist]}" for dist, _ in APPROX_PEERS.values()}}
+               **{dist.replace("-", "_"): f"{dist} {versions[dist]}" for dist, _ in APPROX_PEERS.values()},
+               "mamba_ssm": f"mamba-ssm {versions['mamba-ssm']}",
+               "fla": f"flash-linear-attention {versions['flash-linear-attention']}"}
     args.row_models = row_models(args.problems)
     timer = CudaTimer() if device == "cuda" and not cuda_missing else None
     sweep_flush = (sweep_ctx.get("timing") or {}).get("l2_flush") if isinstance(sweep_ctx.get("timing"), dict) else None
@@ -1154,7 +1200,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ref_cache: dict = {}
     # FlexAttention last: its compiled CPU kernels leave OpenMP threads spinning, which slowed
     # the SDPA runs after them here by 20x (0.33 ms -> 7.5 ms on a 32x128 problem).
-    phases = [[bv for bv in VARIANTS if bv[1] != "torch_flex"], [bv for bv in VARIANTS if bv[1] == "torch_flex"]]
+    attention = [bv for bv in VARIANTS if bv[1] not in peers_scans.SCAN_PEERS]
+    phases = [[bv for bv in attention if bv[1] != "torch_flex"], [bv for bv in attention if bv[1] == "torch_flex"]]
     for phase in phases:
         phase = [bv for bv in phase if bv[1] in args.wanted]
         flex_phase = any(bv[1] == "torch_flex" for bv in phase)
@@ -1179,6 +1226,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 except Unsupported as u:
                     inputs = u
             for backend, variant in phase:
+                if variant in APPROX_PEERS and (p.key, APPROX_PEERS[variant][1]) not in args.row_models:
+                    continue  # beside the comparison rows only: no entry where the sweep ran no such row
                 e = run_one(peers, backend, variant, p, inputs, ref_cache, args, library[backend], timer, evictor)
                 entries.append(e)
                 err = e["rel_err"] if e.get("pass", "fwd") == "fwd" else e.get("grad_err")
@@ -1205,6 +1254,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             inputs = None
             if device == "cuda" and not cuda_missing:
                 torch.cuda.empty_cache()
+    entries += scan_peer_entries(args, device, library, timer, evictor, t_start)
     doc = {"context": context_of(sweep_ctx, device, args, versions, threads, timer, evictor), "benchmarks": entries}
     tmp = args.out + ".tmp"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
