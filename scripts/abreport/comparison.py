@@ -42,10 +42,20 @@ def approx_distance(e: Entry) -> Optional[float]:
     return float(x) if isinstance(x, (int, float)) else None
 
 
+def _math(ds: Dataset, e: Entry) -> str:
+    """The entry's math: its row's; a library peer's is softmax (SDPA, FlexAttention, flash-attn),
+    or that of the attnbench row whose model it takes (bytes_model "attnbench:<row>": the PyPI
+    approximations, the scan libraries)."""
+    if not e.peer_device:
+        return math_of(ds, e.variant)
+    model = str((e.raw or {}).get("bytes_model") or "")
+    return math_of(ds, model.split(":", 1)[1]) if model.startswith("attnbench:") else "softmax"
+
+
 def _kind(ds: Dataset, e: Entry) -> str:
     if approx_distance(e) is not None:
         return "approximation"
-    return "exact" if math_of(ds, e.variant) == "softmax" else "another function"
+    return "exact" if _math(ds, e) == "softmax" else "another function"
 
 
 def _bound(ds: Dataset, e: Entry) -> str:

@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any, Optional
 
 from .compare import ORDER, Comparison
+from .comparison import comparison_problems
 from .data import Dataset, Entry, Run
 from .palette import colors_for, variant_colors
 from .roofs import ROOFS, position
@@ -159,6 +160,17 @@ def _versus(ds: Dataset, ents: _Entries) -> dict:
             "rows": [[ents.add(o), ents.add(lib), r] for o, lib, r in rows]}
 
 
+def _comparison(ds: Dataset, ents: _Entries) -> Optional[dict]:
+    """The comparison section (report.md's, scripts/abreport/comparison.py): per problem the exact
+    rows beside the approximations and other scores; None when the run has none."""
+    problems = comparison_problems(ds)
+    if not problems:
+        return None
+    return {"type": "comparison", "id": "comparison",
+            "problems": [[[ents.add(r.entry), r.kind, r.distance, r.bound, r.vs_exact] for r in rows]
+                         for rows in problems.values()]}
+
+
 def report_data(ds: Dataset, baseline: Optional[str] = None) -> dict:
     """Everything the report page draws, as plain JSON-able data."""
     ents = _Entries(ds)
@@ -184,6 +196,9 @@ def report_data(ds: Dataset, baseline: Optional[str] = None) -> dict:
                                "with another variant." if bases else "this run has no default baseline "
                                "(no row tagged baseline in context.variants); pass --baseline VARIANT.")})
     charts.append(_versus(ds, ents))
+    comparison = _comparison(ds, ents)
+    if comparison:
+        charts.append(comparison)
     r = ds.runs[0]
     counts = Counter(e.status for e in ds.entries)
     meta = [("device", ds.device), ("backend", ds.backend), ("commit", ds.commit), ("date", r.ctx("date")),

@@ -201,3 +201,25 @@ def test_compare_html_from_the_command_line(tmp_path):
     same = html_report.compare_data(compare.compare(a, a), a, a)
     assert not any(r["regression"] for r in same["charts"][0]["rows"])
     assert {r["verdict"] for r in same["charts"][0]["rows"]} <= {"same", "not run"}
+
+
+def test_comparison_section_holds_every_approximation_with_its_distance(committed):
+    """Every entry of the file that carries a distance to exact attention is on the page's
+    comparison section as an approximation, with that distance; exact rows (attnbench's softmax
+    rows and the softmax peers) at 0. Control: the section is absent for a run without one."""
+    _, text = committed
+    data = page_data(text)
+    E = data["entries"]
+    charts = {c["id"]: c for c in data["charts"]}
+    with open(RUN_JSON, encoding="utf-8") as f:
+        ran = [e for e in json.load(f)["benchmarks"] if e["status"] == "ok"]
+    approx = {e["name"]: e["approx_err_vs_exact"] for e in ran if e.get("approx_err_vs_exact") is not None}
+    assert approx, "the committed CPU quick run has comparison rows"
+    rows = [r for p in charts["comparison"]["problems"] for r in p]
+    on_page = {E[i]["name"]: (kind, dist) for i, kind, dist, _, _ in rows}
+    fastest = {n for n in approx if n in on_page}  # each variant at its fastest tile per problem
+    assert fastest and all(on_page[n] == ("approximation", approx[n]) for n in fastest)
+    assert {E[i]["variant"] for i, kind, *_ in rows if kind == "exact"} >= {"flash2", "torch_sdpa"}
+    assert all(dist == 0 for _, kind, dist, *_ in rows if kind == "exact")
+    small = html_report.report_data(Dataset(runs=[load_run(fixture_path("cpu_small.json"))]))
+    assert "comparison" not in {c["id"] for c in small["charts"]}

@@ -185,13 +185,43 @@ def _counts(b: Browser) -> dict[str, int]:
         const c = p.closest('svg[data-chart]').dataset.chart; n[c] = (n[c] || 0) + 1; }); return n; })()""")
 
 
+def _expected_comparison(bench: list[dict], rows: list[dict]) -> int:
+    """Approximations on the comparison scatter: per problem holding a comparison-tagged row or an
+    entry with a distance to exact attention, each variant's fastest entry that has a distance > 0,
+    when the problem has an exact softmax row (its speed vs exact is defined)."""
+    softmax = {r["name"] for r in rows if r.get("math") == "softmax"}
+    tagged = {r["name"] for r in rows if "comparison" in r.get("tags", [])}
+    key = lambda e: (e.get("peer_device") or e["backend"], e["dtype"], e["B"], e["H"], e["Hkv"], e["Nq"], e["Nkv"],  # noqa: E731
+                     e["d"], e["mask"], e.get("pass", "fwd"))
+    problems: dict[tuple, dict[str, dict]] = {}
+    for e in bench:
+        if e.get("time_ms"):
+            best = problems.setdefault(key(e), {})
+            if e["variant"] not in best or e["time_ms"] < best[e["variant"]]["time_ms"]:
+                best[e["variant"]] = e
+    n = 0
+    for best in problems.values():
+        dist = {v: e.get("approx_err_vs_exact") for v, e in best.items()}
+        if not any(v in tagged or d is not None for v, d in dist.items()):
+            continue
+        if any(v in softmax and dist[v] is None and not best[v].get("peer") for v in best) or \
+                any(best[v].get("peer") and dist[v] is None and not str(best[v].get("bytes_model")).startswith("attnbench:")
+                    for v in best):
+            n += sum(1 for d in dist.values() if d is not None and d > 0)
+    return n
+
+
 def _expected_counts(run_json: str) -> dict[str, int]:
     """From the results file itself, not from the page: roofline = every entry that ran (rate and
     intensity > 0) of the dtype; TFLOP/s vs N = one point per (variant, problem) with Nq = Nkv
     (the seq group when there is one)."""
     with open(run_json, encoding="utf-8") as f:
-        bench = [e for e in json.load(f)["benchmarks"] if e["status"] == "ok"]
+        doc = json.load(f)
+    bench = [e for e in doc["benchmarks"] if e["status"] == "ok"]
     out: dict[str, int] = {}
+    n_comparison = _expected_comparison(bench, doc["context"].get("variants", []))
+    if n_comparison:
+        out["comparison"] = n_comparison
     for e in bench:
         if e["tflops"] > 0 and e["intensity"] > 0:
             out[f"roofline_{e['dtype']}"] = out.get(f"roofline_{e['dtype']}", 0) + 1

@@ -534,6 +534,66 @@
     redraws.push(draw);
   }
 
+  // ---- approximations beside exact attention ----------------------------------------------
+  // Per problem (report.md's comparison section): a scatter of every approximation's distance to
+  // exact softmax attention against its time relative to the fastest exact row, then one table
+  // per problem. Rows: [entry, kind, distance, bound, speed vs exact].
+  function renderComparison(c, host) {
+    const W = 620, H = 360, box = { left: 62, top: 26, w: W - 80, h: H - 74 };
+    const pts = c.problems.flat().filter(r => r[2] !== null && r[2] > 0 && r[4] !== null && r[4] > 0);
+    const wrap = el("div", { class: "figrow" }, host);
+    const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: "chart", "data-chart": "comparison" }, wrap);
+    const side = el("div", { class: "side" }, wrap);
+    const xv = pts.map(r => r[4]), yv = pts.map(r => r[2]);
+    const dom = pts.length ? [Math.min(...xv, 1) / 1.6, Math.max(...xv, 1) * 1.6, Math.min(...yv) / 1.6, Math.max(...yv) * 1.6] : [0.1, 10, 0.01, 1];
+    legend(side, c, [...new Set(pts.map(r => E[r[0]].variant))].sort(),
+      [["marks", [{ label: "speed 1: as fast as the fastest exact row", draw: s => sv("line", { x1: 13, x2: 13, y1: 0, y2: 12, class: "hline" }, s) }]]]);
+    const tables = el("div", {}, host);
+    const sum = el("p", { class: "summary" }, host);
+    function draw() {
+      svg.textContent = "";
+      const xs = logScale(dom[0], dom[1], box.left, box.left + box.w), ys = logScale(dom[2], dom[3], box.top + box.h, box.top);
+      const g = frame(svg, box, xs, ys, { xlabel: "speed vs exact (fastest exact time / time; right = faster)",
+        ylabel: "distance to exact attention (rel-L2)", title: "Approximations: what the speed costs in accuracy" });
+      sv("line", { x1: xs(1), x2: xs(1), y1: box.top, y2: box.top + box.h, class: "hline" }, g);
+      let n = 0;
+      for (const r of pts) {
+        if (!visible(r[0])) continue;
+        n++;
+        sv("path", { d: shapePath(I[r[0]].peer ? "diamond" : "circle", xs(r[4]), ys(r[2]), 4.5), class: "pt",
+          fill: I[r[0]].peer ? "#fff" : color(E[r[0]].variant), stroke: color(E[r[0]].variant), "stroke-width": I[r[0]].peer ? 1.6 : 0.6, "data-i": r[0] }, g);
+      }
+      if (!n) sv("text", { x: W / 2, y: box.top + 20, class: "empty", "text-anchor": "middle" }, g, "no approximation passes the filters");
+      tables.textContent = "";
+      let shown = 0;
+      for (const rows of c.problems) {
+        const vis = rows.filter(r => visible(r[0]));
+        if (!vis.length) continue;
+        shown++;
+        const e0 = E[rows[0][0]];
+        el("h3", {}, tables, `${e0.dtype} B${e0.B} H${e0.H} Hkv${e0.Hkv} Nq${e0.Nq} Nkv${e0.Nkv} d${e0.d} ${e0.mask}`);
+        const t = el("table", { class: "data" }, tables);
+        const hd = el("tr", {}, el("thead", {}, t));
+        ["variant", "on", "kind", "time (ms)", "TFLOP/s", "distance to exact", "bound", "speed vs exact"].forEach(h => el("th", {}, hd, h));
+        const tb = el("tbody", {}, t);
+        for (const [i, kind, dist, bound, speed] of vis) {
+          const tr = el("tr", {}, tb);
+          el("td", { "data-i": i, class: "ent" }, tr, E[i].variant);
+          el("td", {}, tr, I[i].on);
+          el("td", {}, tr, kind);
+          el("td", { class: "num" }, tr, fmt(E[i].time_ms));
+          el("td", { class: "num" }, tr, fmt(E[i].tflops));
+          el("td", { class: "num" }, tr, dist === null ? "—" : fmt(dist, 2));
+          el("td", {}, tr, bound);
+          el("td", { class: "num" }, tr, speed === null ? "—" : speed.toFixed(2) + "×");
+        }
+      }
+      sum.textContent = `${shown} of ${c.problems.length} problems shown (a row shows when its entry passes the filters). ` +
+        "The distance is information, never a pass/fail: an approximation is checked against the fp64 evaluation of the same approximation; library peers draw their own random parameters, so theirs is their only figure.";
+    }
+    redraws.push(draw);
+  }
+
   // ---- bound breakdown ---------------------------------------------------------------------
   // Per variant's best entry: each roof's lower bound on its time as % of the measured time; the
   // longest bar binds (outlined), 100% = at that roof. An unknown exp roof is written, not drawn.
@@ -688,6 +748,7 @@
     roofline: ["Roofline", "Left of the dotted ridge line a point is memory-bound (roof = bandwidth × intensity), right of it compute-bound (roof = peak); the vertical gap to the roof is what is left. Solid ceilings measured, dashed theoretical; hollow markers are library peers, a red ring marks an output over its error tolerance."],
     tflops_seq: ["TFLOP/s vs sequence length", "Achieved TFLOP/s per variant (fastest tile per problem) against N = Nq = Nkv; the baseline is dashed, library peers dotted."],
     speedup: ["Speedup", "Baseline time / variant time for the same problem in this run; above 1 (the dashed line) the variant is faster. Hover a point for the baseline entry it is paired with."],
+    comparison: ["Approximations beside exact attention", "Per problem: the exact softmax rows beside the approximations (Linformer, Performer, routing; their own check is against the fp64 evaluation of the same approximation) and other scores (additive, linear), each at its fastest tile: time, TFLOP/s, the distance of its output to exact fp64 softmax attention and the binding roof; speed = fastest exact time / time (above 1 faster). Hollow diamonds are library peers (performer-pytorch, linformer, routing-transformer)."],
     versus: ["Versus libraries", "Per problem: the fastest attnbench softmax variant (over its tiles) and the fastest library (a peer, or an attnbench row that is one fused library call), from the same run. Ratio = attnbench time / library time: above 1 the library is faster (shaded)."],
     bounds: ["Bound breakdown", "Each variant's best configuration (highest TFLOP/s): its three lower bounds — compute (useful FLOPs / peak), memory (bytes / bandwidth), exp (exponentials / exp rate) — as a share of its measured time. The longest bar is the roof that binds (outlined) and its length the % of bound; 100% = at that roof. An exp roof the file cannot give (no exps, or no exp rate) is written as unknown."],
     compare: ["Compare", "Each configuration present in both runs: ratio = time B / time A. The grey bar is its noise band, 1/limit … limit with limit = 1 + max(threshold, k · (cv_A + cv_B)); a point above it slowed down (regression, red triangle), below it sped up."],
@@ -703,6 +764,7 @@
     if (c.type === "roofline") renderRoofline(c, host);
     else if (c.type === "lines") renderLines(c, host);
     else if (c.type === "versus") renderVersus(c, host);
+    else if (c.type === "comparison") renderComparison(c, host);
     else if (c.type === "bounds") renderBounds(c, host);
     else if (c.type === "compare") renderCompare(c, host);
   }
