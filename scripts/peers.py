@@ -24,7 +24,8 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
     mamba_chunk_scan_combined, flash-linear-attention's chunk_rwkv6, beside selective_scan, ssd
     and wkv6 on the (shape, N, G) the sweep ran them on; CUDA only (skipped on the CPU saying so).
 The backward (docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
-(default dispatch) times torch.autograd.grad of SDPA's output for dO: bwd from one forward run
+(default dispatch) and torch_flex (on CUDA: FlexAttention has no CPU backward) time
+torch.autograd.grad of the output for dO: bwd from one forward run
 outside the timed calls (retain_graph), fwd_bwd the forward and the backward in one call;
 autograd.grad returns fresh gradients, so nothing accumulates across runs. FLOPs 2.5 x (bwd)
 and 3.5 x (fwd_bwd) the forward's; dQ, dK, dV checked against fp64 autograd of the masked
@@ -785,10 +786,10 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
     if isinstance(inputs, Unsupported):
         return not_run(e, "skipped", str(inputs))
     if p.pass_ != "fwd":
-        if variant != "torch_sdpa":
-            return not_run(e, "skipped", f"peers.py times the backward of torch_sdpa (default dispatch) only, "
-                                         f"not {variant}")
-        return _run_backward(peers, p, inputs, args, timer, evictor, e)
+        if variant not in ("torch_sdpa", "torch_flex"):
+            return not_run(e, "skipped", f"peers.py times the backward of torch_sdpa (default dispatch) and "
+                                         f"torch_flex only, not {variant}")
+        return _run_backward(peers, variant, p, inputs, args, timer, evictor, e)
     if variant in APPROX_PEERS:
         return _run_approx(peers, variant, p, inputs, args, evictor, e)
     with peers.backend_scope(variant):
@@ -952,14 +953,26 @@ def compare_grads(p: Problem, got, want) -> dict:
             "err_ok": bad == 0 and worst is not None and worst <= tol}
 
 
-def _run_backward(peers: Peers, p: Problem, inputs, args: argparse.Namespace, timer: Optional[CudaTimer],
-                  evictor: Optional[CpuEvictor], e: dict) -> dict:
-    """torch_sdpa's backward: bwd times autograd.grad from one untimed forward, fwd_bwd both."""
+def _run_backward(peers: Peers, variant: str, p: Problem, inputs, args: argparse.Namespace,
+                  timer: Optional[CudaTimer], evictor: Optional[CpuEvictor], e: dict) -> dict:
+    """torch_sdpa's or FlexAttention's backward: bwd times autograd.grad from one untimed forward,
+    fwd_bwd both. FlexAttention's forward and backward are compiled by the first, untimed call
+    (compile_ms: both compiles and one run)."""
     import torch
     q, k, v = (x.detach().requires_grad_() for x in inputs)
     g = torch.Generator().manual_seed(SEED_INPUTS + 3)  # dO: tensor 3, as make_grad_output
     d_o = torch.randn(p.B, p.H, p.Nq, p.d, generator=g).to(q.dtype).to(q.device)
-    forward = sdpa_call(p, q, k, v, peers.misalign)
+    t_compile = time.perf_counter()
+    if variant == "torch_flex":
+        if peers.device == "cpu":  # torch raises NotImplementedError for requires_grad inputs on the CPU
+            return not_run(e, "skipped", f"FlexAttention has no backward on the CPU (torch {torch.__version__}): "
+                                         "a GPU run times it")
+        try:
+            forward, extra = peers.prepare(variant, p, q, k, v)
+        except Unsupported as u:
+            return not_run(e, "skipped", str(u))
+    else:
+        forward, extra = sdpa_call(p, q, k, v, peers.misalign), {}
     try:
         if p.pass_ == "bwd":
             o = forward()  # untimed; its graph serves every timed backward
@@ -970,11 +983,14 @@ def _run_backward(peers: Peers, p: Problem, inputs, args: argparse.Namespace, ti
         grads = fn()
         sync(peers.device)
         first_s = time.perf_counter() - t0
-    except RuntimeError as x:
+    except (RuntimeError, NotImplementedError) as x:
         msg = one_line(str(x))
-        if "No viable backend" in msg or "No available kernel" in msg:
+        if "No viable backend" in msg or "No available kernel" in msg or isinstance(x, NotImplementedError):
             return not_run(e, "skipped", f"torch on {peers.device}: {msg}")
         return not_run(e, "failed", f"{type(x).__name__}: {msg}")
+    if extra:
+        e.update(compile_ms=(time.perf_counter() - t_compile) * 1e3,
+                 compile_note="first forward and backward (compiles + one run), excluded from timing")
     val = compare_grads(p, grads, reference_grads(p, q, k, v, d_o))
     del grads
     try:

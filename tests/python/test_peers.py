@@ -4,6 +4,7 @@ report take them; a deliberately misaligned mask is caught. Also the harness's F
 against an independent count here, and the GQA chart's one-tile-per-variant selection."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -360,3 +361,22 @@ def test_merge_accepts_backward_peers(bwd_sweep, tmp_path):
     assert r.returncode == 0, r.stderr
     passes = {e["pass"] for e in json.load(open(merged))["benchmarks"] if e.get("peer")}
     assert passes == {"fwd", "bwd", "fwd_bwd"}
+
+
+@pytest.mark.parametrize("pass_", ["bwd", "fwd_bwd"])
+def test_flex_backward_on_the_cpu_is_skipped_saying_why_and_other_peers_name_who_runs_it(pass_):
+    """torch raises NotImplementedError for FlexAttention with requires_grad inputs on the CPU: the
+    entry is skipped with that reason, before any compile; a peer without a backward names the two
+    that have one."""
+    p = peers.Problem(group="train", dtype="fp32", B=1, H=2, Hkv=2, Nq=64, Nkv=64, d=16, mask="causal",
+                      flops=1.0, bytes_min=1.0, tolerance=1e-4, grad_tolerance=1e-4, pass_=pass_)
+    inputs = peers.make_inputs(p, "cpu")
+    args = argparse.Namespace(reps=1, rep_time=0.001, row_models={})
+    pe = peers.Peers("cpu", False, 1.0)
+    e = peers.run_one(pe, "torch", "torch_flex", p, inputs, {}, args, "torch", None)
+    assert e["status"] == "skipped" and "no backward on the CPU" in e["error_message"]
+    assert pe.flex_compiled == 0
+    e = peers.run_one(pe, "torch", "torch_sdpa_math", p, inputs, {}, args, "torch", None)
+    assert e["status"] == "skipped" and "torch_sdpa (default dispatch) and torch_flex" in e["error_message"]
+    e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, {}, args, "torch", None)  # control: it runs
+    assert e["status"] == "ok" and e["err_ok"] is True
