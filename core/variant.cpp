@@ -123,6 +123,9 @@ support variant::supports(const problem& p) const {
   if ((need & c.masks) != need)
     return support::no(who + " supports masks " + join_names(mask_feature_names(c.masks)) + " only, not " +
                        to_string(p.mask));
+  if (p.pass != pass_kind::fwd && c.bwd_masks && (need & c.bwd_masks) != need)
+    return support::no(who + "'s backward supports masks " + join_names(mask_feature_names(c.bwd_masks)) +
+                       " only, not " + to_string(p.mask));
   if (!c.head_dims.empty() && std::find(c.head_dims.begin(), c.head_dims.end(), p.d) == c.head_dims.end())
     return support::no(who + " is built for head dims " + join_ints(c.head_dims) + ", not d=" + std::to_string(p.d));
   if (!c.gqa && p.Hkv != p.H)

@@ -182,6 +182,7 @@ struct capabilities {
   bool gqa_only = false;                // only Hkv < H (rows that exist for GQA)
   std::int64_t max_nq = 0;              // 0: no limit
   unsigned passes = pass_fwd;           // pass_feature bits
+  unsigned bwd_masks = 0;               // the masks of its bwd and fwd_bwd when fewer; 0: `masks`
 };
 
 struct variant {

@@ -123,6 +123,14 @@ std::string join_command_line(int argc, char** argv) {
   return s;
 }
 
+// The masks of the row's backward: null when it runs none, else its bwd_masks or its masks.
+static json bwd_masks_json(const capabilities& c) {
+  if (!(c.passes & (pass_bwd | pass_fwd_bwd))) return nullptr;
+  json out = json::array();
+  for (auto m : mask_feature_names(c.bwd_masks ? c.bwd_masks : c.masks)) out.push_back(std::string(m));
+  return out;
+}
+
 json variant_rows_json() {
   json rows = json::array();
   for (const variant& v : registry()) {
@@ -140,6 +148,7 @@ json variant_rows_json() {
                     {"capabilities",
                      {{"dtypes", types},
                       {"masks", masks},
+                      {"bwd_masks", bwd_masks_json(v.caps)},
                       {"head_dims", v.caps.head_dims},
                       {"gqa", v.caps.gqa},
                       {"gqa_only", v.caps.gqa_only},

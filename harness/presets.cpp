@@ -78,7 +78,9 @@ void add_train_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t 
   train.batch = {batch};
   train.heads = {heads};
   train.head_dim = {64, 128};
-  train.mask = {m("none"), m("causal")};
+  // Block-sparse beside dense: flash2's backward masks it over the covering walk, sparse's
+  // visits only the tile pairs with a visible pair (docs/backward.md).
+  train.mask = {m("none"), m("causal"), m("causal+random:64,4")};
   train.pass = {pass_kind::fwd, pass_kind::bwd, pass_kind::fwd_bwd};
   s.groups.push_back(group("train", train));
 }

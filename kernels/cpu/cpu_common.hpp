@@ -188,6 +188,7 @@ std::unique_ptr<runner> make_linear_runner(const problem& p, bool writes_lse);
 // Backward runners (p.pass bwd / fwd_bwd; backward_runner.hpp, docs/backward.md).
 std::unique_ptr<runner> make_naive_backward_runner(const problem& p, bool writes_lse);
 std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse);
+std::unique_ptr<runner> make_sparse_backward_runner(const problem& p, bool writes_lse);
 
 // The scans (selective_scan.cpp, ssd.cpp, wkv.cpp, wkv6.cpp; docs/alternatives.md). A fault plants a known bug
 // for the negative controls of tests/cpu/test_scan_rows.cpp; rows run with none.

@@ -114,13 +114,12 @@ std::int64_t per_pass_memory(const problem& p) {
   return fwd(p) + 4 * (2 * p.q_elems() + 2 * p.kv_elems() + p.rows()) +
          4 * cpu::max_threads() * (6 * t * p.d + 2 * t * t);
 }
-// The backward on the CPU: fp32, the interval masks (no sparse terms).
+// The backward on the CPU: fp32; the masks of the row (naive: the interval masks; flash2 and
+// sparse: the sparse terms too, through the element mask and the key-tile lists).
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
   if (p.type != dtype::fp32)
     return support::no(fmt::format("the cpu backward computes in fp32 only, not {}", to_string(p.type)));
-  if (p.mask.has_sparse())
-    return support::no(fmt::format("the cpu backward takes the interval masks only, not {}", to_string(p.mask)));
   return support::yes();
 }
 
@@ -180,19 +179,21 @@ void add_cpu_variants(std::vector<variant>& rows) {
   rows.push_back({
       .name = "sparse",
       .summary =
-          "flash2 visiting only key tiles with a visible pair (window, global; key-tile lists for strided, random, layout)",
+          "flash2 visiting only key tiles with a visible pair (window, global; key-tile lists for strided, random, "
+          "layout); bwd: each key tile visits only the query tiles that see it",
       .writes_lse = true,
-      .caps = flash2_softmax,
+      .caps = {.dtypes = flash2_softmax.dtypes, .masks = flash2_softmax.masks, .passes = pass_all},
       .tags = {tag::fused, tag::tiled},
       .check =
           [](const problem& p) {
-            if (p.mask.kind == mask_kind::local || p.mask.global > 0 || p.mask.has_sparse()) return support::yes();
+            if (p.mask.kind == mask_kind::local || p.mask.global > 0 || p.mask.has_sparse()) return backward_check(p);
             return support::no(
                 fmt::format("mask {} has no local/global sparsity; flash2 covers it", to_string(p.mask)));
           },
-      .model = cpu_model<model_flops_executed_sparse, model_bytes_sparse, model_exps_sparse>,
-      .memory_bytes = cpu_memory<true, no_workspace>,
-      .make_runner = cpu::make_sparse_runner,
+      .model = per_pass_model<cpu_model<model_flops_executed_sparse, model_bytes_sparse, model_exps_sparse>,
+                              model_sparse_backward_cpu>,
+      .memory_bytes = per_pass_memory<cpu_memory<true, no_workspace>>,
+      .make_runner = per_pass_runner<cpu::make_sparse_runner, cpu::make_sparse_backward_runner>,
   });
   rows.push_back({
       .name = "linear",

@@ -37,12 +37,18 @@ namespace attnbench::cpu {
 
 namespace {
 
-// The query tiles that visit each key tile: the forward's walk transposed.
-std::vector<std::vector<std::int32_t>> q_tiles_per_kv_tile(const problem& p) {
-  const kv_tile_list l = make_kv_tile_list(p, tile_walk::causal_bound);
-  std::vector<std::vector<std::int32_t>> out(static_cast<std::size_t>(l.kv_tiles));
-  for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
-    for (std::int32_t n = 0; n < l.view().count(0, qt); ++n) out[l.view().at(0, qt, n)].push_back(std::int32_t(qt));
+// [head of the tile list][key tile] -> the query tiles visiting it.
+using backward_walk = std::vector<std::vector<std::vector<std::int32_t>>>;
+
+// The query tiles that visit each key tile, per head of the list (one unless the mask has a
+// layout per head): the forward's walk transposed.
+backward_walk q_tiles_per_kv_tile(const problem& p, tile_walk walk) {
+  const kv_tile_list l = make_kv_tile_list(p, walk);
+  backward_walk out(static_cast<std::size_t>(l.heads), std::vector<std::vector<std::int32_t>>(l.kv_tiles));
+  for (std::int64_t h = 0; h < l.heads; ++h)
+    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
+      for (std::int32_t n = 0; n < l.view().count(h, qt); ++n)
+        out[h][l.view().at(h, qt, n)].push_back(std::int32_t(qt));
   return out;
 }
 
@@ -55,7 +61,7 @@ void transpose(float* to, std::int64_t ld, const float* from, std::int64_t rows,
 
 void flash2_backward(const problem& p, const float* q, const float* k, const float* v, const float* o, const float* lse,
                      const float* d_o, float* delta, float* dq, float* dk, float* dv, byte_counter& bytes,
-                     exp_counter& exps, const std::vector<std::vector<std::int32_t>>& walk) {
+                     exp_counter& exps, const backward_walk& walk) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const std::int64_t heads = p.B * p.H, tasks = p.B * p.Hkv;
@@ -96,7 +102,7 @@ void flash2_backward(const problem& p, const float* q, const float* k, const flo
         transpose(v_t, Bc, vs, cols, d);
         bool acc_written = false;
         for (std::int64_t h = hkv * p.group(); h < (hkv + 1) * p.group(); ++h)
-          for (const std::int32_t qt : walk[kt]) {
+          for (const std::int32_t qt : walk[walk.size() > 1 ? h : 0][kt]) {
             const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, row0 = (b * p.H + h) * p.Nq + r0;
             const float* qs = read_tile(q + q_offset(p, b, h, r0), rows * d, bytes);
             const float* dos = read_tile(d_o + q_offset(p, b, h, r0), rows * d, bytes);
@@ -135,10 +141,10 @@ namespace {
 
 class flash2_backward_runner final : public cpu_backward_runner {
  public:
-  flash2_backward_runner(const problem& p, bool writes_lse)
+  flash2_backward_runner(const problem& p, bool writes_lse, tile_walk walk)
       : cpu_backward_runner(p, writes_lse),
-        fwd_tiles_(make_kv_tile_list(p, tile_walk::causal_bound)),
-        bwd_walk_(q_tiles_per_kv_tile(p)),
+        fwd_tiles_(make_kv_tile_list(p, walk)),
+        bwd_walk_(q_tiles_per_kv_tile(p, walk)),
         delta_(p.rows()) {}
 
  private:
@@ -150,14 +156,20 @@ class flash2_backward_runner final : public cpu_backward_runner {
                     dk_.data(), dv_.data(), bytes_, exps_, bwd_walk_);
   }
   kv_tile_list fwd_tiles_;
-  std::vector<std::vector<std::int32_t>> bwd_walk_;
+  backward_walk bwd_walk_;
   std::vector<float> delta_;  // D = rowsum(dO * O), [B, H, Nq]
 };
 
 }  // namespace
 
 std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse) {
-  return std::make_unique<flash2_backward_runner>(p, writes_lse);
+  return std::make_unique<flash2_backward_runner>(p, writes_lse, tile_walk::causal_bound);
+}
+
+// sparse's backward: the same loop over the exact key-tile lists (tiles with a visible pair),
+// transposed, so a key tile visits only the query tiles that see it.
+std::unique_ptr<runner> make_sparse_backward_runner(const problem& p, bool writes_lse) {
+  return std::make_unique<flash2_backward_runner>(p, writes_lse, tile_walk::visible);
 }
 
 }  // namespace attnbench::cpu

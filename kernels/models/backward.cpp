@@ -29,25 +29,35 @@ model_figures model_naive_backward_cpu(const problem& p) {
   return {model_flops_backward(p), 8.0 * p.d * static_cast<double>(pairs) * p.B * p.H, static_cast<double>(bytes), 0};
 }
 
-model_figures model_flash2_backward_cpu(const problem& p) {
-  const kv_tile_list l = make_kv_tile_list(p, tile_walk::causal_bound);
-  // Over the visited (query tile, key tile) pairs of one head: real pairs and the rows
+namespace {
+
+// The CPU backward over the (query tile, key tile) pairs of a walk: flash2's covering walk,
+// or sparse's exact lists (per head when the mask has a layout per head).
+model_figures flash2_backward_cpu(const problem& p, tile_walk walk) {
+  const kv_tile_list l = make_kv_tile_list(p, walk);
+  // Over the visited (query tile, key tile) pairs of every head: real pairs and the rows
   // each key tile's visits read.
   std::int64_t pairs = 0, visit_rows = 0;
-  for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
-    for (std::int32_t n = 0; n < l.view().count(0, qt); ++n) {
-      pairs += q_tile_rows(p, qt) * kv_tile_cols(p, l.view().at(0, qt, n));
-      visit_rows += q_tile_rows(p, qt);
-    }
+  for (std::int64_t h = 0; h < p.H; ++h)
+    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
+      for (std::int32_t n = 0; n < l.view().count(h, qt); ++n) {
+        pairs += q_tile_rows(p, qt) * kv_tile_cols(p, l.view().at(h, qt, n));
+        visit_rows += q_tile_rows(p, qt);
+      }
   const std::int64_t preprocess = p.Nq * (2 * p.d + 1) + p.Nq * p.d;  // O, dO read, D written; dQ zeroed
   // Per visit: Q, dO, lse, D read, dQ read and written.
-  const std::int64_t per_head = preprocess + visit_rows * (2 * p.d + 2 + 2 * p.d);
+  const std::int64_t per_batch = p.H * preprocess + visit_rows * (2 * p.d + 2 + 2 * p.d);
   const std::int64_t per_kv_head = 4 * p.Nkv * p.d;  // K, V read once; dK, dV written once
-  const std::int64_t bytes = f32 * p.B * (p.H * per_head + p.Hkv * per_kv_head);
-  const double heads = static_cast<double>(p.B * p.H);
-  return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(pairs) * heads, static_cast<double>(bytes),
-          static_cast<double>(pairs) * heads};
+  const std::int64_t bytes = f32 * p.B * (per_batch + p.Hkv * per_kv_head);
+  const double batch = static_cast<double>(p.B);
+  return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(pairs) * batch, static_cast<double>(bytes),
+          static_cast<double>(pairs) * batch};
 }
+
+}  // namespace
+
+model_figures model_flash2_backward_cpu(const problem& p) { return flash2_backward_cpu(p, tile_walk::causal_bound); }
+model_figures model_sparse_backward_cpu(const problem& p) { return flash2_backward_cpu(p, tile_walk::visible); }
 
 namespace {
 

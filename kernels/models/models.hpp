@@ -239,6 +239,7 @@ model_figures model_naive_backward_cpu(const problem& p);
 // written once; per visiting query tile Q, dO, lse, D read and dQ read-modify-written;
 // 5 products and 1 exp per computed pair of the forward's walk.
 model_figures model_flash2_backward_cpu(const problem& p);
+model_figures model_sparse_backward_cpu(const problem& p);  // the exact key-tile lists
 // cuda flash2 backward (kernels/cuda/flash2/flash2_bwd_*), 64 x 64 tiles, elements of
 // p.type (e bytes): preprocess per query row O, dO read (2 d e), D written (4) and the fp32 dQ
 // accumulator row cleared (4 d); main per (batch, KV head, key tile) K, V read and dK, dV

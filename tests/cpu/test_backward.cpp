@@ -1,17 +1,23 @@
 // The backward pass (docs/backward.md): the fp64 reference against finite
 // differences of the fp64 forward; every CPU row claiming bwd against that
-// reference (ragged lengths, Nq != Nkv both ways, every interval mask, GQA,
+// reference (ragged lengths, Nq != Nkv both ways, every mask the row takes (the sparse terms
+// and per-head layouts for flash2 and sparse), GQA,
 // rows and keys without a visible partner, length 1), bwd and fwd_bwd, from
 // poisoned gradients, run twice (no accumulation across runs); bytes and exps
 // counted by the kernels equal the model; validation rejects wrong gradients.
 // Each check has a negative control that must fail.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
+#include "core/block_layout.hpp"
 #include "core/mask.hpp"
 #include "harness/backend.hpp"
 #include "harness/json_output.hpp"
@@ -30,6 +36,10 @@ namespace {
 
 constexpr const char* masks[] = {"none",     "causal",           "local:5,0",         "local:2,40",
                                  "global:4", "causal+global:20", "local:0,0+global:1"};
+// The sparse terms, for the rows that claim them (flash2 through its element mask over the
+// covering walk, sparse through the exact key-tile lists transposed).
+constexpr const char* sparse_masks[] = {"causal+random:16,2", "strided:6,5", "local:3,0+random:16,1,7",
+                                        "global:2+strided:4,3"};
 
 host_inputs backward_inputs(const problem& p, std::uint64_t seed) {
   host_inputs in = make_inputs(p, seed);
@@ -132,9 +142,23 @@ std::vector<const variant*> backward_rows() {
   return out;
 }
 
-std::vector<problem> backward_problems() {
+// The masks of `masks` and `sparse_masks` the row takes (sparse refuses the masks without
+// local or global sparsity; naive the sparse terms): backward_rows_claim_bwd counts them.
+std::vector<std::string> masks_of(const variant& v) {
+  std::vector<std::string> out;
+  for (const char* mask : masks) out.emplace_back(mask);
+  for (const char* mask : sparse_masks) out.emplace_back(mask);
+  std::erase_if(out, [&](const std::string& m) {
+    problem p = make_problem(1, 2, 2, 16, 16, 8, dtype::fp32, m);
+    p.pass = pass_kind::bwd;
+    return !v.supports(p).ok;
+  });
+  return out;
+}
+
+std::vector<problem> backward_problems(const variant& v) {
   std::vector<problem> out;
-  for (const char* mask : masks)
+  for (const std::string& mask : masks_of(v))
     for (auto [nq, nkv] : {std::pair{33, 33}, {16, 64}, {100, 17}, {5, 130}, {1, 1}, {1, 40}})
       for (auto [br, bc] : {std::pair{16, 16}, {32, 16}})
         for (auto [h, hkv] : {std::pair{2, 2}, {4, 1}}) {
@@ -144,10 +168,16 @@ std::vector<problem> backward_problems() {
   return out;
 }
 
-TEST(backward_rows, naive_and_flash2_claim_bwd) {
+TEST(backward_rows, naive_flash2_and_sparse_claim_bwd) {
   std::vector<std::string> names;
   for (const variant* v : backward_rows()) names.push_back(v->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"naive", "flash2"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"naive", "flash2", "sparse"}));
+  // The masks each backward takes: naive the interval ones, flash2 the sparse terms too,
+  // sparse the masks with local, global or sparse-term sparsity.
+  EXPECT_EQ(masks_of(*find_variant("naive", backend_kind::cpu)).size(), std::size(masks));
+  EXPECT_EQ(masks_of(*find_variant("flash2", backend_kind::cpu)).size(), std::size(masks) + std::size(sparse_masks));
+  EXPECT_EQ(masks_of(*find_variant("sparse", backend_kind::cpu)).size(),
+            std::size(masks) - 2 + std::size(sparse_masks));
   // Rows that do not claim it are refused with the reason.
   problem p = make_problem(1, 2, 2, 16, 16, 8, dtype::fp32, "none");
   p.pass = pass_kind::bwd;
@@ -173,7 +203,7 @@ TEST(backward_rows, naive_and_flash2_claim_bwd) {
 TEST(backward_rows, match_the_fp64_reference) {
   for (const variant* v : backward_rows()) {
     int ran = 0;
-    for (problem p : backward_problems())
+    for (problem p : backward_problems(*v))
       for (pass_kind pass : {pass_kind::bwd, pass_kind::fwd_bwd}) {
         p.pass = pass;
         ASSERT_TRUE(v->supports(p).ok) << v->benchmark_name(p);
@@ -208,7 +238,7 @@ TEST(backward_rows, match_the_fp64_reference) {
         }
         ++ran;
       }
-    EXPECT_EQ(ran, 2 * static_cast<int>(backward_problems().size())) << v->name;
+    EXPECT_EQ(ran, 2 * static_cast<int>(backward_problems(*v).size())) << v->name;
   }
 }
 
@@ -216,7 +246,7 @@ TEST(backward_rows, match_the_fp64_reference) {
 // never written (poisoned), fail it.
 TEST(backward_rows, wrong_or_unwritten_gradients_fail) {
   for (const variant* v : backward_rows()) {
-    problem p = make_problem(1, 4, 2, 40, 50, 8, dtype::fp32, "causal", 16, 16);
+    problem p = make_problem(1, 4, 2, 40, 50, 8, dtype::fp32, "causal+global:3", 16, 16);
     p.pass = pass_kind::bwd;
     const host_inputs in = backward_inputs(p, 3);
     host_inputs other = in;
@@ -236,7 +266,7 @@ TEST(backward_rows, wrong_or_unwritten_gradients_fail) {
 TEST(backward_models, counted_bytes_and_exps_equal_the_model) {
   for (const variant* v : backward_rows()) {
     int checked = 0;
-    for (problem p : backward_problems())
+    for (problem p : backward_problems(*v))
       for (pass_kind pass : {pass_kind::bwd, pass_kind::fwd_bwd}) {
         p.pass = pass;
         auto r = v->make(p);
@@ -256,7 +286,7 @@ TEST(backward_models, counted_bytes_and_exps_equal_the_model) {
 // is neither the forward's nor the model's at other tiles, and fwd_bwd adds the two.
 TEST(backward_models, counts_follow_pass_and_tiles) {
   for (const variant* v : backward_rows()) {
-    problem p = make_problem(1, 4, 2, 100, 70, 8, dtype::fp32, "causal", 16, 16);
+    problem p = make_problem(1, 4, 2, 100, 70, 8, dtype::fp32, "causal+global:20", 16, 16);
     std::int64_t counted[3];
     for (pass_kind pass : {pass_kind::fwd, pass_kind::bwd, pass_kind::fwd_bwd}) {
       p.pass = pass;
@@ -417,3 +447,45 @@ TEST(backward_json, entries_carry_pass_and_memory) {
 }
 
 }  // namespace
+
+// Per-head block layouts: the backward walks each query head's own key-tile lists (sparse) or
+// masks per head (flash2); gradients against the fp64 reference. And sparse's lists visit fewer
+// tile pairs than flash2's covering walk on a block-sparse mask, in its count and its model.
+TEST(backward_rows, per_head_layouts_and_the_tiles_sparse_skips) {
+  // 4 query heads over 2 KV heads, blocks of 8: (4, 5, 7) planes, head h keeps blocks where
+  // (h + qb + 2 kb) % 3 != 0, and each head a different set.
+  const std::int64_t H = 4, nq = 40, nkv = 50, b = 8, qb = 5, kb = 7;
+  std::vector<std::uint8_t> bits;
+  for (std::int64_t h = 0; h < H; ++h)
+    for (std::int64_t i = 0; i < qb; ++i)
+      for (std::int64_t j = 0; j < kb; ++j) bits.push_back((h + i + 2 * j) % 3 != 0);
+  const std::string path =
+      (std::filesystem::path(testing::TempDir()) / ("attnbench_bwd_layout_" + std::to_string(::getpid()) + ".npy"))
+          .string();
+  std::ofstream(path, std::ios::binary) << block_layout_npy({H, qb, kb}, bits);
+  const std::string mask = fmt::format("layout:{}:{}", b, path);
+  for (const char* name : {"flash2", "sparse"}) {
+    const variant* v = find_variant(name, backend_kind::cpu);
+    problem p = make_problem(1, H, 2, nq, nkv, 8, dtype::fp32, mask, 16, 16);
+    p.pass = pass_kind::bwd;
+    ASSERT_TRUE(p.mask.per_head() && v->supports(p).ok) << name;
+    const host_inputs in = backward_inputs(p, 5);
+    auto r = v->make(p);
+    r->set_inputs(in);
+    r->poison_outputs();
+    r->run();
+    const reference_grads g = reference_softmax_backward(in, all_rows(p), all_kv_rows(p));
+    EXPECT_LT(rel_l2(r->get_outputs().dq, g.dq), 2e-6) << name;
+    EXPECT_LT(rel_l2(r->get_outputs().dk, g.dk), 2e-6) << name;
+    EXPECT_LT(rel_l2(r->get_outputs().dv, g.dv), 2e-6) << name;
+    EXPECT_EQ(r->counted_bytes(), static_cast<std::int64_t>(v->model(p).bytes)) << name;
+  }
+  // Random blocks: sparse visits a subset of flash2's tile pairs (fewer bytes and exps).
+  problem p = make_problem(1, 2, 2, 256, 256, 8, dtype::fp32, "random:32,2", 32, 32);
+  p.pass = pass_kind::bwd;
+  const model_figures f = find_variant("flash2", backend_kind::cpu)->model(p);
+  const model_figures s = find_variant("sparse", backend_kind::cpu)->model(p);
+  EXPECT_LT(s.bytes, 0.6 * f.bytes);
+  EXPECT_LT(s.exps, 0.4 * f.exps);  // 2 of 8 key tiles per query tile, against all 8
+  EXPECT_EQ(s.flops, f.flops);      // the useful FLOPs are the problem's
+}

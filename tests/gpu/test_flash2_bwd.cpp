@@ -204,8 +204,11 @@ TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {
   }
   problem q = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, "causal+strided:16,8", 64, 64);
   q.pass = pass_kind::bwd;
-  EXPECT_NE(v.supports(q).reason.find("the flash2 backward takes the interval masks only"), std::string::npos)
+  EXPECT_NE(v.supports(q).reason.find("flash2 (cuda)'s backward supports masks none, causal, local and global only"),
+            std::string::npos)
       << v.supports(q).reason;
+  q.pass = pass_kind::fwd;  // control: the forward takes it
+  EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
   p.type = dtype::fp32;
   EXPECT_FALSE(v.supports(p).ok);
 }

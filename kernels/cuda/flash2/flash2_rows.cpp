@@ -79,11 +79,9 @@ constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 
 // The backward of the flash2 row (docs/backward.md "The CUDA flash2 backward"): its own
 // 64 x 64 tile, so a bwd or fwd_bwd entry runs at Br x Bc = 64 x 64 (the forward of a fwd_bwd
-// entry is the row's forward at that tile); the interval masks (none, causal, local, global).
+// entry is the row's forward at that tile); its masks are the interval ones (capabilities::bwd_masks).
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
-  if (p.mask.has_sparse())
-    return support::no(fmt::format("the flash2 backward takes the interval masks only, not {}", to_string(p.mask)));
   if (p.Br != cuda::kBwdBr || p.Bc != cuda::kBwdBc)
     return support::no(fmt::format("the flash2 backward runs the {}x{} tile, not Br x Bc = {}x{}", cuda::kBwdBr,
                                    cuda::kBwdBc, p.Br, p.Bc));
@@ -117,13 +115,17 @@ void with_backward(variant& row, bool deterministic) {
 }  // namespace
 
 void add_cuda_rows_flash2(std::vector<variant>& rows) {
-  rows.push_back(flash2_family_row(
-      "flash2",
-      "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), causal tile "
-      "bound, one write of O and lse",
-      flash2_row::flash2,
-      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_all},
-      {tag::fused, tag::tiled}));
+  rows.push_back(
+      flash2_family_row("flash2",
+                        "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), causal tile "
+                        "bound, one write of O and lse",
+                        flash2_row::flash2,
+                        {.dtypes = tensor_core_types,
+                         .masks = sparse_masks,
+                         .head_dims = head_dims,
+                         .passes = pass_all,
+                         .bwd_masks = mask_all},
+                        {tag::fused, tag::tiled}));
   with_backward(rows.back(), false);
   rows.push_back(flash2_family_row(
       "flash2_bwd_deterministic",
