@@ -32,7 +32,7 @@ row_suites() {
     naive | naive_gqa_expand | cublas_unfused) echo "CudaUnfused.*" ;;
     flash1) echo "CudaFlash1.*" ;;
     linear) echo "CudaLinear.*" ;;
-    selective_scan | wkv | wkv6) echo "CudaScans.*" ;;
+    selective_scan | ssd | wkv | wkv6) echo "CudaScans.*" ;;
     flash2) echo "Flash2.*:Flash2Tiles.*:*/Flash2Tiles.*" ;;
     sparse) echo "Sparse.*" ;;
     flash2_gqa_packed) echo "GqaPacked.*" ;;

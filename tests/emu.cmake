@@ -11,7 +11,7 @@
 #   emu.unfused_bwd     tests/gpu/test_unfused_bwd.cpp: the cublas_unfused backward (bwd, fwd_bwd)
 #   emu.flash1          tests/gpu/test_flash1.cpp, small shapes
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
-#   emu.scans           tests/gpu/test_scans.cpp: selective_scan, wkv, wkv6 (kernels/cuda/scan)
+#   emu.scans           tests/gpu/test_scans.cpp: selective_scan, ssd, wkv, wkv6 (kernels/cuda/scan)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
 #   emu.flash2_bwd      tests/gpu/test_flash2_bwd.cpp: the flash2 backward
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
@@ -122,7 +122,7 @@ set(ab_emu_fam_linear ${CMAKE_SOURCE_DIR}/kernels/cuda/linear/linear.cu)
 set(ab_emu_fam_reference ${CMAKE_SOURCE_DIR}/kernels/cuda/reference/reference_device.cu)
 set(ab_emu_fam_merge ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_splitkv_merge.cu)
 set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu
-    ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv6.cu)
+    ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv6.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/ssd.cu)
 set(ab_emu_all_families unfused flash1 linear reference merge scan)
 # The flash2 backward: its main-kernel instantiations (flash2_bwd_kernel.cuh) and
 # the preprocess/convert kernels, one family (the header's controls swap it whole).

@@ -80,14 +80,6 @@ std::int64_t wkv_memory(const problem& p) {
   return io_bytes(p, false) + 4 * 2 * p.H * p.d + 4 * cpu::max_threads() * (3 * p.Bc * p.d + 5 * p.d);
 }
 
-// SSD's groups share B and C among whole heads (Mamba-2's ngroups): G must divide H.
-support ssd_check(const problem& p) {
-  if (support s = scan_support(p, false); !s.ok) return s;
-  if (p.H % p.ngroups != 0)
-    return support::no(fmt::format("G={} does not divide H={}: SSD's groups hold whole heads", p.ngroups, p.H));
-  return support::yes();
-}
-
 template <double (*executed)(const problem&), double (*bytes)(const problem&), double (*exps)(const problem&),
           double (*useful)(const problem&) = model_flops_softmax>
 model_figures cpu_model(const problem& p) {
@@ -228,7 +220,7 @@ void add_cpu_variants(std::vector<variant>& rows) {
                  "carried across chunks on chip; a scalar A per head, G groups of heads share B and C",
       .caps = {.dtypes = {dtype::fp32}, .masks = mask_causal, .gqa = false},
       .tags = {tag::scan},
-      .check = ssd_check,
+      .check = ssd_support,
       .model = cpu_model<model_flops_executed_ssd, model_bytes_ssd, model_exps_ssd, model_flops_ssd>,
       .memory_bytes = ssd_memory,
       .make_runner = [](const problem& p, bool lse) { return cpu::make_ssd_runner(p, lse); },

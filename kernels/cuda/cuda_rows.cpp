@@ -12,6 +12,7 @@ void add_cuda_rows_linear(std::vector<variant>& rows);
 void add_cuda_rows_flash2(std::vector<variant>& rows);          // flash2, sparse, flash2_gqa_packed, splitkv
 void add_cuda_rows_flash3(std::vector<variant>& rows);          // flash3 (sm_90a)
 void add_cuda_rows_selective_scan(std::vector<variant>& rows);  // scan/selective_scan.cu
+void add_cuda_rows_ssd(std::vector<variant>& rows);             // scan/ssd.cu
 void add_cuda_rows_wkv(std::vector<variant>& rows);             // scan/wkv.cu
 void add_cuda_rows_wkv6(std::vector<variant>& rows);            // scan/wkv6.cu
 #ifdef ATTNBENCH_WITH_CUDNN                            // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
@@ -25,6 +26,7 @@ void add_cuda_variants(std::vector<variant>& rows) {
   add_cuda_rows_flash2(rows);
   add_cuda_rows_flash3(rows);
   add_cuda_rows_selective_scan(rows);
+  add_cuda_rows_ssd(rows);
   add_cuda_rows_wkv(rows);
   add_cuda_rows_wkv6(rows);
 #ifdef ATTNBENCH_WITH_CUDNN

@@ -215,6 +215,12 @@ double model_bytes_ssd(const problem& p);
 // Per chunk: T (T + 1) / 2 for the decay mask, T softplus, T exp(A_cs), T P silu, and T for
 // the state update's decays (every chunk but the last).
 double model_exps_ssd(const problem& p);
+// cuda: the same figures at the kernel's 64-step chunk; bytes as the cpu's with x, z, out in
+// p.type; device memory: Q, K, V, O plus the parameters. SSD's support (cpu and cuda): a scan's,
+// and G dividing H (groups of whole heads).
+double model_bytes_ssd_cuda(const problem& p);
+std::int64_t memory_bytes_ssd_cuda(const problem& p);
+support ssd_support(const problem& p);
 // cuda (kernels/cuda/scan): the selective scan per block (b, h, 8 channels): A, D, bias once,
 // u, dt, z, out once in p.type, B and C once per group the block's channels span; WKV per
 // channel: w, u once, K, V, O once in p.type. Device memory: Q, K, V, O plus the parameters.

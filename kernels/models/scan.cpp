@@ -134,6 +134,25 @@ double model_bytes_ssd(const problem& p) {
   return double(p.B * p.H) * double(f32 * (3 + L + 3 * L * p.d + 2 * L * p.dstate));
 }
 
+// cuda: per (b, head): A, D, bias once; dt_raw (fp32), x, z (p.type) read and out written once;
+// B and C of the head's group (fp32) once per head.
+double model_bytes_ssd_cuda(const problem& p) {
+  const std::int64_t L = p.Nkv;
+  return double(p.B * p.H) * double(f32 * (3 + L + 2 * L * p.dstate) + 3 * dtype_bytes(p.type) * L * p.d);
+}
+
+std::int64_t memory_bytes_ssd_cuda(const problem& p) {
+  return io_bytes(p) + f32 * (3 * p.H + p.B * p.H * p.Nkv + 2 * p.B * p.ngroups * p.Nkv * p.dstate);
+}
+
+support ssd_support(const problem& p) {
+  if (support s = scan_support(p, false); !s.ok) return s;
+  if (p.H % p.ngroups != 0)
+    return support::no("G=" + std::to_string(p.ngroups) + " does not divide H=" + std::to_string(p.H) +
+                       ": SSD's groups hold whole heads");
+  return support::yes();
+}
+
 double model_exps_ssd(const problem& p) {
   const double P = double(p.d);
   return over_chunks(p,

@@ -95,6 +95,23 @@ ab_emu_negative(selective_scan_combine_swapped scan ${k}/scan/selective_scan.cu
   "db = da * pb + db;" "db = pa * db + pb;"
   gtest --gtest_filter=CudaScans.SelectiveScanMatchesFp64Reference)
 
+# ssd (cuda): the carry across chunks dropped (out's exp(A_cs) C S_in term never added: each
+# 64-step chunk starts from a zero state; every step from t = 64 on is wrong).
+ab_emu_negative(ssd_drop_carry scan ${k}/scan/ssd.cu
+  "op, acc, ci > 0 ? Np : 0," "op, acc, 0,"
+  gtest --gtest_filter=CudaScans.SsdMatchesFp64Reference)
+
+# ssd (cuda): the decay mask applied twice (exp(A_cs[t] - A_cs[s]) squared).
+ab_emu_negative(ssd_decay_twice scan ${k}/scan/ssd.cu
+  "acc[e] * expf(acs[t] - acs[s]) : 0.f;" "acc[e] * expf(acs[t] - acs[s]) * expf(acs[t] - acs[s]) : 0.f;"
+  gtest --gtest_filter=CudaScans.SsdMatchesFp64Reference)
+
+# ssd (cuda): the state's own decay over a chunk dropped in the carry (S = S_in + B^T ... instead
+# of exp(A_cs[T-1]) S_in + ...: only the third chunk on sees it).
+ab_emu_negative(ssd_state_not_decayed scan ${k}/scan/ssd.cu
+  "s = decay * s + acc[e];" "s = s + acc[e];"
+  gtest --gtest_filter=CudaScans.SsdMatchesFp64Reference)
+
 # wkv (cuda): the running max not subtracted in the state update (the sums kept unscaled, e^k
 # taken as is): large keys overflow to inf / inf, which must not pass.
 ab_emu_negative(wkv_no_running_max scan ${k}/scan/wkv.cu

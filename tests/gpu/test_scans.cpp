@@ -1,4 +1,4 @@
-// The scan rows on CUDA (kernels/cuda/scan): selective_scan, wkv and wkv6 against their fp64
+// The scan rows on CUDA (kernels/cuda/scan): selective_scan, ssd, wkv and wkv6 against their fp64
 // references (kernels/reference/scan_reference.hpp) on ragged L (not multiples of the 32-step
 // chunk, L = 1, several chunks so the carry matters), several N and G (a head split between
 // groups, a group per channel), B > 1, d = 8 .. 88; fp32 within
@@ -54,7 +54,7 @@ void expect_all_rows_close(const variant& v, const problem& p) {
 }
 
 TEST(CudaScansHost, RowsMirrorTheCpuRows) {
-  for (const char* name : {"selective_scan", "wkv", "wkv6"}) {
+  for (const char* name : {"selective_scan", "ssd", "wkv", "wkv6"}) {
     const variant& g = cuda_row(name);
     const variant* c = find_variant(name, backend_kind::cpu);
     if (!c) GTEST_SKIP() << "no CPU rows linked (the emulator links a stub)";
@@ -101,6 +101,44 @@ TEST(CudaScansHost, SupportAndModels) {
   EXPECT_GT(w6.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
   EXPECT_GT(s.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
   EXPECT_GT(w.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
+}
+
+// SSD: the CPU row's model at the kernel's 64-step chunk whatever p.Bc says; x, z, out in
+// p.type, dt_raw, B, C in fp32; fp16 and bf16 only (tensor cores), N and d up to 128.
+TEST(CudaScansHost, SsdSupportAndModel) {
+  const variant& s = cuda_row("ssd");
+  EXPECT_FALSE(s.writes_lse);
+  EXPECT_TRUE(s.supports(scan_problem(2, 4, 100, 64, dtype::bf16, 128, 2)).ok);
+  EXPECT_FALSE(s.supports(scan_problem(1, 2, 37, 8)).ok);  // fp32
+  problem bad = scan_problem(1, 4, 10, 8, dtype::fp16, 16, 1);
+  bad.ngroups = 3;
+  EXPECT_NE(s.supports(bad).reason.find("G=3 does not divide H=4"), std::string::npos) << s.supports(bad).reason;
+  const support wide = s.supports(scan_problem(1, 2, 10, 64, dtype::fp16, 256));
+  EXPECT_FALSE(wide.ok);
+  EXPECT_NE(wide.reason.find("got N=256, d=64"), std::string::npos) << wide.reason;
+  EXPECT_FALSE(s.supports(scan_problem(1, 2, 10, 256, dtype::fp16, 16)).ok);
+  problem p = scan_problem(2, 4, 1000, 64, dtype::bf16, 128, 2);
+  p.Bc = 32;
+  problem at64 = p;
+  at64.Bc = 64;
+  const model_figures m = s.model(p);
+  EXPECT_DOUBLE_EQ(m.flops, model_flops_ssd(at64));
+  EXPECT_DOUBLE_EQ(m.exps, model_exps_ssd(at64));
+  EXPECT_DOUBLE_EQ(m.bytes, 2.0 * 4 * (4 * (3 + 1000 + 2 * 1000 * 128) + 2 * 3 * 1000 * 64));
+  EXPECT_GT(s.memory_bytes(p), static_cast<std::int64_t>(model_bytes_min(p)));
+}
+
+// Ragged L (not multiples of the 64-step chunk, L = 1, three chunks so the carry matters), N
+// and d not multiples of the 16 x 8 tiles, G groups of heads sharing B and C, B > 1.
+TEST(CudaScans, SsdMatchesFp64Reference) {
+  ATTN_REQUIRE_GPU();
+  const variant& s = cuda_row("ssd");
+  for (dtype t : {dtype::fp16, dtype::bf16}) {
+    for (std::int64_t L : {1, 5, 64, 150}) expect_all_rows_close(s, scan_problem(1, 2, L, 16, t, 16));
+    expect_all_rows_close(s, scan_problem(2, 4, 100, 24, t, 20, 2));  // two groups of two heads
+  }
+  expect_all_rows_close(s, scan_problem(1, 3, 70, 8, dtype::fp16, 5, 3));   // a group per head
+  expect_all_rows_close(s, scan_problem(1, 1, 130, 64, dtype::bf16, 128));  // Mamba-2's N and P
 }
 
 TEST(CudaScans, SelectiveScanMatchesFp64Reference) {
