@@ -279,6 +279,15 @@ double model_linformer_projection_bytes(const problem& p);
 // key chunk that holds a query row; the output pass per chunk adds the masked
 // intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
 model_figures model_performer(const problem& p);
+// cuda (kernels/cuda/approx/performer.cu), the CPU row's useful FLOPs; its own passes: a
+// feature pass per 16 rows (omega~ read per block, Q / K read, phi(Q) and the keys' log
+// features u written, m fp32 each, and each key block's max), the stabiliser reduction, the
+// state pass (u read once, V once per 32 features, states written), the output pass as
+// linear's with phi(Q) read instead of Q and exp(u - s) read for the intra-chunk keys. Each
+// feature is computed once (the CPU row maps the keys twice) but crosses global memory.
+model_figures model_performer_cuda(const problem& p);
+inline constexpr std::int64_t cuda_performer_rows = 16;        // feature pass: rows per block
+inline constexpr std::int64_t cuda_performer_state_rows = 32;  // state pass: features per block
 
 // ---- routing (routing.cpp) ---------------------------------------------------------
 // cpu, the Routing Transformer with c clusters, w_q and w_k tokens each (routing_shape_of):
