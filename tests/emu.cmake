@@ -125,7 +125,8 @@ set(ab_emu_fam_merge ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_splitkv_merg
 set(ab_emu_fam_scan ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/selective_scan.cu ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/scan/wkv6.cu)
 set(ab_emu_all_families unfused flash1 linear reference merge scan)
-set(ab_emu_fam_performer_routing ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/performer.cu)
+set(ab_emu_fam_performer_routing ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/performer.cu
+    ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/routing.cu)
 list(APPEND ab_emu_all_families performer_routing)
 # The flash2 backward: its main-kernel instantiations (flash2_bwd_kernel.cuh) and
 # the preprocess/convert kernels, one family (the header's controls swap it whole).

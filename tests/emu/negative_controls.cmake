@@ -111,3 +111,10 @@ ab_emu_negative(wkv6_no_decay scan ${k}/scan/wkv6.cu
 ab_emu_negative(performer_no_key_stabiliser performer_routing ${k}/approx/performer.cu
   "return expf(ku[j * features + f] - s);" "return expf(ku[j * features + f]);"
   gtest --gtest_filter=CudaPerformerRouting.PerformerStableOnAlignedInputs)
+
+# routing (cuda): every cluster's queries attend to the next cluster's keys (a token routed to
+# the wrong cluster), as the CPU row's planted defect.
+ab_emu_negative(routing_wrong_cluster performer_routing ${k}/approx/routing.cu
+  "const std::int32_t* kj = a.kidx + (kvz * a.c + cl) * a.wk;"
+  "const std::int32_t* kj = a.kidx + (kvz * a.c + (cl + 1) % a.c) * a.wk;"
+  gtest --gtest_filter=CudaPerformerRouting.RoutingMatchesFp64Reference)
