@@ -286,6 +286,15 @@ double model_linformer_projection_bytes(const problem& p);
 // key chunk that holds a query row; the output pass per chunk adds the masked
 // intra-chunk block phi(Q) phi(K_c)^T [V_c, 1], phi(K_c) recomputed.
 model_figures model_performer(const problem& p);
+// cuda (kernels/cuda/approx/performer.cu), the CPU row's useful FLOPs; its own passes: a
+// feature pass per 16 rows (omega~ read per block, Q / K read, phi(Q) and the keys' log
+// features u written, m fp32 each, and each key block's max), the stabiliser reduction, the
+// state pass (u read once, V once per 32 features, states written), the output pass as
+// linear's with phi(Q) read instead of Q and exp(u - s) read for the intra-chunk keys. Each
+// feature is computed once (the CPU row maps the keys twice) but crosses global memory.
+model_figures model_performer_cuda(const problem& p);
+inline constexpr std::int64_t cuda_performer_rows = 16;        // feature pass: rows per block
+inline constexpr std::int64_t cuda_performer_state_rows = 32;  // state pass: features per block
 
 // ---- routing (routing.cpp) ---------------------------------------------------------
 // cpu, the Routing Transformer with c clusters, w_q and w_k tokens each (routing_shape_of):
@@ -297,6 +306,20 @@ model_figures model_performer(const problem& p);
 // The scatter-mean's additions are not counted. Phases in this order: routing, attention.
 std::vector<model_phase> model_routing_phases(const problem& p);
 model_figures model_routing(const problem& p);  // the sum of the phases
+// cuda (kernels/cuda/approx/routing.cu), the CPU row's FLOPs; its own bytes. Routing, per side
+// (keys per (batch, KV head), queries per (batch, head)): X read, the centroids once per
+// 32-token block, c fp64 scores per token written; the rank count reads the cluster's n scores
+// once per 256-token block (8 n ceil(n / 256) per cluster, from L2 in practice), writes a flag
+// per token; the compaction reads the flags, writes the index list (and, queries, a slot per
+// token and cluster). Attention, per (batch, head) and cluster: the query list, per routed row
+// its Q row, per routed key its index, K and V rows (gathered, every pair), the row's result
+// and seen flag written; the scatter-mean reads c slots per row, each routed row's result and
+// flag, writes O. Exps: 2 per routed pair (the online softmax's rescale; at most: none before
+// a row's first visible key). The rank count's c n^2 comparisons are not FLOPs and not counted.
+std::vector<model_phase> model_routing_cuda_phases(const problem& p);
+model_figures model_routing_cuda(const problem& p);            // the sum of the phases
+inline constexpr std::int64_t cuda_routing_score_tokens = 32;  // tokens per score block
+inline constexpr std::int64_t cuda_routing_threads = 256;      // tokens per rank-count block
 
 // ---- additive (additive.cpp) -------------------------------------------------------
 // cpu, Bahdanau's score with width a = additive_width(p): the projection pass (Q, K read,

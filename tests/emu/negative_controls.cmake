@@ -14,7 +14,7 @@ ab_emu_negative(flash1_missing_barrier flash1 ${k}/flash1/flash1.cu
 
 # linear: off-by-one causal bound in the intra-chunk block (j < i' instead
 # of j <= i': every row loses its diagonal key).
-ab_emu_negative(linear_causal_off_by_one linear ${k}/linear/linear.cu
+ab_emu_negative_header(linear_causal_off_by_one linear ${k}/linear/feature_passes.cuh
   "if (kb + kk > i_first + r + shift) dot = 0.f;" "if (kb + kk >= i_first + r + shift) dot = 0.f;"
   gtest --gtest_filter=CudaLinear.MatchesFp64ReferenceOnSmallShapes)
 
@@ -122,3 +122,16 @@ ab_emu_negative(wkv_no_running_max scan ${k}/scan/wkv.cu
 ab_emu_negative(wkv6_no_decay scan ${k}/scan/wkv6.cu
   "s[j] = w_s[j] * s[j] + kj * vi;" "s[j] = s[j] + kj * vi;"
   gtest --gtest_filter=CudaScans.Wkv6MatchesFp64Reference)
+
+# performer (cuda): the keys' stabiliser s not subtracted (phi(k) = exp(u) as is): with
+# a key aligned with a random feature (u ~ 128 at d = 256) the features overflow: inf / inf.
+ab_emu_negative(performer_no_key_stabiliser performer_routing ${k}/approx/performer.cu
+  "return expf(ku[(kvz * Nkv + j) * features + f] - kmax[kvz]);" "return expf(ku[(kvz * Nkv + j) * features + f]);"
+  gtest --gtest_filter=CudaPerformerRouting.PerformerStableOnAlignedInputs)
+
+# routing (cuda): every cluster's queries attend to the next cluster's keys (a token routed to
+# the wrong cluster), as the CPU row's planted defect.
+ab_emu_negative(routing_wrong_cluster performer_routing ${k}/approx/routing.cu
+  "const std::int32_t* kj = a.kidx + (kvz * a.c + cl) * a.wk;"
+  "const std::int32_t* kj = a.kidx + (kvz * a.c + (cl + 1) % a.c) * a.wk;"
+  gtest --gtest_filter=CudaPerformerRouting.RoutingMatchesFp64Reference)

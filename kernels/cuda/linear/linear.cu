@@ -14,7 +14,9 @@
 // sum_{c*Bc <= j <= i'} (phi(q_i).phi(k_j)) [v_j, 1]. Rows with i' < 0 see no
 // key and are written as zeros. Only masks none and causal exist for linear
 // attention here. Predecessor: none on the GPU; this is the linear-time
-// alternative the softmax variants are compared with.
+// alternative the softmax variants are compared with. The two passes live in
+// feature_passes.cuh (shared with performer's precomputed features); this file
+// supplies phi, applied to Q and K as they load.
 // Expected bottleneck: the state pass's sequential walk over the keys
 // (B*Hkv*d/32 blocks, each d+1 FMAs per key per thread: latency-bound at small
 // batch), then the output pass's state reads (4d(d+1) bytes per 16 rows).
@@ -29,179 +31,31 @@
 #include "kernels/cuda/common/device_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
 #include "core/cuda/launch.cuh"
+#include "kernels/cuda/linear/feature_passes.cuh"
 
 namespace attnbench {
 
 namespace cuda {
 namespace {
 
-constexpr int state_rows = 32;          // cuda_linear_state_rows
-constexpr int key_step = 16;            // keys staged per step (min Bc = 16, so chunks align)
-constexpr int out_rows = 16;            // cuda_linear_rows
-constexpr int max_cols_per_thread = 2;  // d + 1 <= 257 columns over <= 256 threads
+using feature_passes::causal;
+using feature_passes::imin;
+using feature_passes::out_rows;
 
-__host__ __device__ inline std::int64_t imin(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
 __device__ inline float phi(float x) { return x > 0.f ? x + 1.f : expf(x); }
 
-struct linear_args {
-  const void *q, *k, *v;
-  void* o;
-  float* state;  // [B*Hkv, n_states, d, d+1]
-  std::int64_t n_states, first_chunk;
+// phi = elu + 1 applied to Q and K as they load: F = d features.
+template <class T>
+struct elu_map {
+  const T *q, *k;
+  std::int64_t F, Nq, Nkv;
+  __device__ float key(std::int64_t kvz, std::int64_t j, std::int64_t f) const {
+    return phi(to_float(k[(kvz * Nkv + j) * F + f]));
+  }
+  __device__ float query(std::int64_t z, std::int64_t i, std::int64_t f) const {
+    return phi(to_float(q[(z * Nq + i) * F + f]));
+  }
 };
-
-__host__ __device__ inline bool causal(const problem& p) { return p.mask.kind == mask_kind::causal; }
-
-// State pass: block (state-row tile, b * Hkv + hk); thread owns columns
-// c = tid + i * blockDim.x of the augmented state (c == d is z).
-template <class T>
-__global__ void __launch_bounds__(256) linear_state_kernel(problem p, linear_args a) {
-  __shared__ float pk[key_step][state_rows];
-  const std::int64_t d = p.d, kvz = blockIdx.y, a0 = std::int64_t(blockIdx.x) * state_rows;
-  const std::int64_t na = imin(state_rows, d - a0);
-  const T* k = static_cast<const T*>(a.k) + kvz * p.Nkv * d;
-  const T* v = static_cast<const T*>(a.v) + kvz * p.Nkv * d;
-  float* state = a.state + kvz * a.n_states * d * (d + 1);
-  const int tid = threadIdx.x, nt = blockDim.x;
-  const std::int64_t kend = causal(p) ? (ceil_div(p.Nkv, p.Bc) - 1) * p.Bc : p.Nkv;
-
-  float acc[max_cols_per_thread][state_rows] = {};
-  auto write_state = [&](std::int64_t s) {
-    float* dst = state + s * d * (d + 1);
-#pragma unroll
-    for (int ci = 0; ci < max_cols_per_thread; ++ci) {
-      const std::int64_t c = tid + std::int64_t(ci) * nt;
-      if (c > d) continue;
-#pragma unroll
-      for (int r = 0; r < state_rows; ++r)
-        if (r < na) dst[(a0 + r) * (d + 1) + c] = acc[ci][r];
-    }
-  };
-
-  for (std::int64_t j0 = 0; j0 < kend; j0 += key_step) {
-    if (causal(p) && j0 % p.Bc == 0 && j0 / p.Bc >= a.first_chunk)
-      write_state(j0 / p.Bc - a.first_chunk);  // exclusive prefix of chunk j0 / Bc
-    const std::int64_t nk = imin(key_step, kend - j0);
-    __syncthreads();
-    for (int e = tid; e < key_step * state_rows; e += nt) {
-      const int kk = e / state_rows, r = e % state_rows;
-      pk[kk][r] = (kk < nk && r < na) ? phi(to_float(k[(j0 + kk) * d + a0 + r])) : 0.f;
-    }
-    __syncthreads();
-    for (int kk = 0; kk < nk; ++kk) {
-#pragma unroll
-      for (int ci = 0; ci < max_cols_per_thread; ++ci) {
-        const std::int64_t c = tid + std::int64_t(ci) * nt;
-        if (c > d) continue;
-        const float vv = c < d ? to_float(v[(j0 + kk) * d + c]) : 1.f;
-#pragma unroll
-        for (int r = 0; r < state_rows; ++r) acc[ci][r] += pk[kk][r] * vv;
-      }
-    }
-  }
-  write_state(causal(p) ? kend / p.Bc - a.first_chunk : 0);
-}
-
-// Output pass: block (row tile, b * H + h). Non-causal tiles are 16 query
-// rows; causal tiles are 16 aligned positions i' (rows i = i' - shift).
-template <class T>
-__global__ void __launch_bounds__(256) linear_output_kernel(problem p, linear_args a) {
-  __shared__ float pq[out_rows][257];  // phi(Q) rows, stride d + 1
-  __shared__ float pk[key_step][257];  // phi(K) keys (causal intra-chunk part)
-  __shared__ float w[out_rows][key_step + 1];
-  __shared__ float den[out_rows];
-  const std::int64_t d = p.d, z = blockIdx.y;
-  const std::int64_t kvz = (z / p.H) * p.Hkv + (z % p.H) / p.group();
-  const std::int64_t shift = p.Nkv - p.Nq, t0 = std::int64_t(blockIdx.x) * out_rows;
-  const int tid = threadIdx.x, nt = blockDim.x;
-
-  std::int64_t i_first, R, kstart = 0, kend = 0, s_index = 0;
-  if (causal(p)) {
-    const std::int64_t lo = max(t0, shift), hi = min(t0 + out_rows, p.Nkv);
-    R = hi - lo;
-    i_first = lo - shift;
-    const std::int64_t c = t0 / p.Bc;
-    s_index = c - a.first_chunk;
-    kstart = c * p.Bc;
-    kend = hi;  // keys up to the tile's last aligned position
-  } else {
-    i_first = t0;
-    R = imin(out_rows, p.Nq - t0);
-  }
-  if (R <= 0) return;
-
-  const T* q = static_cast<const T*>(a.q) + (z * p.Nq + i_first) * d;
-  const T* k = static_cast<const T*>(a.k) + kvz * p.Nkv * d;
-  const T* v = static_cast<const T*>(a.v) + kvz * p.Nkv * d;
-  T* o = static_cast<T*>(a.o) + (z * p.Nq + i_first) * d;
-  const float* state = a.state + (kvz * a.n_states + s_index) * d * (d + 1);
-
-  const int di = static_cast<int>(d);  // 32-bit tile-local indices (no 64-bit division)
-  for (int e = tid; e < out_rows * di; e += nt) {
-    const int r = e / di, x = e % di;
-    pq[r][x] = r < R ? phi(to_float(q[r * d + x])) : 0.f;
-  }
-  __syncthreads();
-
-  float acc[max_cols_per_thread][out_rows] = {};
-  for (std::int64_t x = 0; x < d; ++x) {
-#pragma unroll
-    for (int ci = 0; ci < max_cols_per_thread; ++ci) {
-      const std::int64_t c = tid + std::int64_t(ci) * nt;
-      if (c > d) continue;
-      const float s = state[x * (d + 1) + c];
-#pragma unroll
-      for (int r = 0; r < out_rows; ++r) acc[ci][r] += pq[r][x] * s;
-    }
-  }
-
-  for (std::int64_t kb = kstart; kb < kend; kb += key_step) {
-    const std::int64_t nk = imin(key_step, kend - kb);
-    for (int e = tid; e < key_step * di; e += nt) {
-      const int kk = e / di, x = e % di;
-      pk[kk][x] = kk < nk ? phi(to_float(k[(kb + kk) * d + x])) : 0.f;
-    }
-    __syncthreads();
-    for (int e = tid; e < out_rows * key_step; e += nt) {
-      const int r = e / key_step, kk = e % key_step;
-      float dot = 0.f;
-      if (r < R && kk < nk) {
-        for (std::int64_t x = 0; x < d; ++x) dot += pq[r][x] * pk[kk][x];
-        if (kb + kk > i_first + r + shift) dot = 0.f;  // causal: j <= i'
-      }
-      w[r][kk] = dot;
-    }
-    __syncthreads();
-    for (int kk = 0; kk < nk; ++kk) {
-#pragma unroll
-      for (int ci = 0; ci < max_cols_per_thread; ++ci) {
-        const std::int64_t c = tid + std::int64_t(ci) * nt;
-        if (c > d) continue;
-        const float vv = c < d ? to_float(v[(kb + kk) * d + c]) : 1.f;
-#pragma unroll
-        for (int r = 0; r < out_rows; ++r) acc[ci][r] += w[r][kk] * vv;
-      }
-    }
-    __syncthreads();
-  }
-
-#pragma unroll
-  for (int ci = 0; ci < max_cols_per_thread; ++ci) {
-    if (tid + std::int64_t(ci) * nt == d) {
-#pragma unroll
-      for (int r = 0; r < out_rows; ++r) den[r] = acc[ci][r];
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int ci = 0; ci < max_cols_per_thread; ++ci) {
-    const std::int64_t c = tid + std::int64_t(ci) * nt;
-    if (c >= d) continue;
-#pragma unroll
-    for (int r = 0; r < out_rows; ++r)
-      if (r < R) o[r * d + c] = from_float<T>(acc[ci][r] / den[r]);
-  }
-}
 
 std::int64_t n_states(const problem& p) { return causal(p) ? num_kv_tiles(p) - linear_first_chunk(p) : 1; }
 
@@ -211,22 +65,19 @@ class linear_runner : public device_runner {
       : device_runner(p, writes_lse), state_(p.B * p.Hkv * n_states(p) * p.d * (p.d + 1) * sizeof(float)) {}
   void run() override {
     const problem& p = p_;
-    const linear_args a{q_.get(),
-                        k_.get(),
-                        v_.get(),
-                        o_.get(),
-                        state_.get<float>(),
-                        n_states(p),
-                        causal(p) ? linear_first_chunk(p) : 0};
+    const feature_passes::pass_args a{v_.get(), o_.get(), state_.get<float>(), n_states(p),
+                                      causal(p) ? linear_first_chunk(p) : 0};
     const int threads = static_cast<int>(imin(256, (p.d + 1 + 31) / 32 * 32));
-    const dim3 sgrid(static_cast<unsigned>(ceil_div(p.d, state_rows)), static_cast<unsigned>(p.B * p.Hkv));
+    const dim3 sgrid(static_cast<unsigned>(ceil_div(p.d, feature_passes::state_rows)),
+                     static_cast<unsigned>(p.B * p.Hkv));
     const std::int64_t tiles = causal(p) ? ceil_div(p.Nkv, out_rows) : ceil_div(p.Nq, out_rows);
     const dim3 ogrid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.B * p.H));
     dispatch_dtype(p.type, [&](auto t) {
       using T = decltype(t);
-      launch(linear_state_kernel<T>, sgrid, threads, 0, stream(), p, a);
+      const elu_map<T> map{static_cast<const T*>(q_.get()), static_cast<const T*>(k_.get()), p.d, p.Nq, p.Nkv};
+      launch(feature_passes::feature_state_kernel<T, elu_map<T>>, sgrid, threads, 0, stream(), p, a, map);
       ATTN_CUDA_CHECK_LAUNCH();
-      launch(linear_output_kernel<T>, ogrid, threads, 0, stream(), p, a);
+      launch(feature_passes::feature_output_kernel<T, elu_map<T>>, ogrid, threads, 0, stream(), p, a, map);
       ATTN_CUDA_CHECK_LAUNCH();
     });
     if (causal(p) && p.Nq > p.Nkv) {  // rows with i' < 0 see no key: zeros

@@ -228,7 +228,10 @@ void case_rows() {
       {"linear", make(1, 2, 2, 64, 64, 32, dtype::bf16, "causal")},
       {"sparse", make(1, 2, 2, 128, 128, 64, dtype::bf16, "causal+random:32,2")},
       {"flash2_splitkv", make(1, 4, 1, 4, 300, 64, dtype::fp16, "causal")},
-      {"flash1", make(2, 4, 2, 40, 60, 32, dtype::bf16, "local:9,3+global:2")},
+      // No fp32 device twin (the fp64 sample checks them): scanned, not compared with linear's.
+      {"performer", make(1, 2, 1, 40, 70, 32, dtype::fp32, "causal")},
+      {"routing", make(1, 2, 1, 40, 90, 32, dtype::fp32, "causal")},
+      {"flash1", make(2, 4, 2, 40, 60, 32, dtype::bf16, "local:9,3+global:2")},  // last: reused below
   };
   for (const one& c : cases) {
     const validated r = run_row(be, cache, c.row, c.p);
