@@ -14,6 +14,8 @@ void add_cuda_rows_flash3(std::vector<variant>& rows);          // flash3 (sm_90
 void add_cuda_rows_selective_scan(std::vector<variant>& rows);  // scan/selective_scan.cu
 void add_cuda_rows_wkv(std::vector<variant>& rows);             // scan/wkv.cu
 void add_cuda_rows_wkv6(std::vector<variant>& rows);            // scan/wkv6.cu
+void add_cuda_rows_additive(std::vector<variant>& rows);        // approx/additive.cu
+void add_cuda_rows_linformer(std::vector<variant>& rows);       // approx/linformer.cu
 #ifdef ATTNBENCH_WITH_CUDNN                            // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
 void add_cuda_rows_cudnn(std::vector<variant>& rows);  // cudnn_sdpa
 #endif
@@ -27,6 +29,8 @@ void add_cuda_variants(std::vector<variant>& rows) {
   add_cuda_rows_selective_scan(rows);
   add_cuda_rows_wkv(rows);
   add_cuda_rows_wkv6(rows);
+  add_cuda_rows_additive(rows);
+  add_cuda_rows_linformer(rows);
 #ifdef ATTNBENCH_WITH_CUDNN
   add_cuda_rows_cudnn(rows);
 #endif
