@@ -6,15 +6,13 @@
 // then one fused FlashAttention-style kernel, a block per (query tile of Br rows, batch, head):
 // Q' tile and v in shared memory, the key tiles of the causal bound walked in order (K' and V
 // staged in shared memory), every score of the tile v^T tanh(q'_r + k'_c) computed by one
-// thread each, masked element-wise (core/mask.hpp is_visible: interval and sparse terms, as
-// flash1/flash2), an online softmax per row (a warp per row: running max m, sum l, rescale
-// alpha) and the accumulator alpha O + P V kept in shared memory; O and lse written once.
-// GQA native: K' and V per KV head. tanh(x) = 1 - 2 / (e^{2x} + 1) with __expf and __fdividef:
-// two SFU ops (ex2, rcp) and no cancellation beyond 2^-24 absolute, the CPU row's formula;
-// tanh.approx.f32 (one SFU op, sm_75+) has a relative error near 2^-11, which would put the
-// fp32 output three orders of magnitude past the 1e-5 fp64 check. fp16/bf16 inputs are
-// widened on load; all math is fp32.
-// Changed from the CPU row: the same projection pass and tile walk, one thread per score
+// thread each, masked element-wise (core/mask.hpp's interval masks: window, causal, global;
+// the CPU row's sparse terms are refused here), an online softmax per row (a warp per row: running max m, sum l,
+// rescale alpha) and the accumulator alpha O + P V kept in shared memory; O and lse written once. GQA native: K' and V
+// per KV head. tanh(x) = 1 - 2 / (e^{2x} + 1) with __expf and __fdividef: two SFU ops (ex2, rcp) and no cancellation
+// beyond 2^-24 absolute, the CPU row's formula; tanh.approx.f32 (one SFU op, sm_75+) has a relative error near 2^-11,
+// which would put the fp32 output three orders of magnitude past the 1e-5 fp64 check. fp16/bf16 inputs are widened on
+// load; all math is fp32. Changed from the CPU row: the same projection pass and tile walk, one thread per score
 // instead of a vectorised row, O's accumulator in shared memory instead of a tile GEMM.
 // Expected bottleneck: the SFU. A score costs a tanh per width element (here 2a SFU ops: ex2,
 // rcp) and 3a + 2d FP32 FLOPs; a dot-product score costs 2d tensor-core FLOPs and one exp. Per
@@ -34,6 +32,7 @@
 #include "core/cuda/launch.cuh"
 #include "core/cuda/launch_limits.hpp"
 #include "core/mask.hpp"
+#include "core/tiles.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/approx_params.hpp"
@@ -54,6 +53,13 @@ std::int64_t attention_smem_bytes(const problem& p) {
 std::int64_t projection_smem_bytes(const problem& p) { return 4 * proj_rows * p.d; }
 
 __device__ __forceinline__ float tanh_sfu(float x) { return 1.f - __fdividef(2.f, __expf(2.f * x) + 1.f); }
+
+// core/mask.hpp's is_visible for the interval masks (local window, causal, global tokens): the
+// sparse terms are not claimed; their out-of-line call (or inlined, their 64-bit divisions) made
+// ptxas spill 4 to 24 bytes on sm_80 and sm_90 in this kernel.
+__device__ __forceinline__ bool interval_visible(const problem& p, std::int64_t i, std::int64_t j) {
+  return i < p.mask.global || j < p.mask.global || window_keys(p, i, i + 1).contains(j);
+}
 
 // out [heads * n, a] (fp32) = X [heads * n, d] (T) times M^T, m_t = M^T [d x a] (fp32).
 template <class T>
@@ -96,8 +102,9 @@ __global__ void __launch_bounds__(threads) additive_kernel(problem p, additive_a
   float* l = m + br;
   float* alpha = l + br;
 
-  const std::int64_t qt = blockIdx.x, z = blockIdx.y, h = z % p.H;
-  const std::int64_t kvz = (z / p.H) * p.Hkv + h / p.group();
+  // Head indices in 32 bits (a 64-bit division is a called subroutine).
+  const int H = static_cast<int>(p.H), z = static_cast<int>(blockIdx.y), h = z % H;
+  const std::int64_t qt = blockIdx.x, kvz = std::int64_t(z / H) * p.Hkv + h / static_cast<int>(p.group());
   const std::int64_t r0 = qt * p.Br, row0 = z * p.Nq + r0;
   const int R = static_cast<int>(min(p.Br, p.Nq - r0));
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -120,14 +127,14 @@ __global__ void __launch_bounds__(threads) additive_kernel(problem p, additive_a
     for (int e = tid; e < C * d; e += threads) vs[e] = to_float(v[c0 * d + e]);
     __syncthreads();
 
-    // S = v^T tanh(q'_r + k'_c) for every pair of the tile (as the model counts), then -inf where masked.
+    // S = v^T tanh(q'_r + k'_c) for every pair of the tile (as the model counts), -inf where masked.
     for (int e = tid; e < R * C; e += threads) {
       const int r = e / C, c = e % C;
       const float* qr = qs + r * a;
       const float* kc = ks + c * lk;
       float s = 0.f;
       for (int t = 0; t < a; ++t) s += vv[t] * tanh_sfu(qr[t] + kc[t]);
-      ss[r * bc + c] = is_visible(p, h, r0 + r, c0 + c) ? s : -INFINITY;
+      ss[r * bc + c] = interval_visible(p, r0 + r, c0 + c) ? s : -INFINITY;
     }
     __syncthreads();
 
@@ -234,7 +241,7 @@ void add_cuda_rows_additive(std::vector<variant>& rows) {
       .summary = "Bahdanau additive score v^T tanh(W q + U k) (a = d, seeded): projections once (Q', K' fp32 through "
                  "memory), then a fused online-softmax kernel, a thread per score, tanh as ex2 + rcp on the SFU",
       .writes_lse = true,
-      .caps = {.dtypes = {dtype::fp32, dtype::fp16, dtype::bf16}, .masks = mask_all | mask_sparse_terms},
+      .caps = {.dtypes = {dtype::fp32, dtype::fp16, dtype::bf16}, .masks = mask_all},
       .tags = {tag::fused, tag::comparison},
       .check =
           [](const problem& p) {
