@@ -7,12 +7,15 @@
 // Q' tile and v in shared memory, the key tiles of the causal bound walked in order (K' and V
 // staged in shared memory), every score of the tile v^T tanh(q'_r + k'_c) computed by one
 // thread each, masked element-wise (core/mask.hpp's interval masks: window, causal, global;
-// the CPU row's sparse terms are refused here), an online softmax per row (a warp per row: running max m, sum l,
-// rescale alpha) and the accumulator alpha O + P V kept in shared memory; O and lse written once. GQA native: K' and V
-// per KV head. tanh(x) = 1 - 2 / (e^{2x} + 1) with __expf and __fdividef: two SFU ops (ex2, rcp) and no cancellation
-// beyond 2^-24 absolute, the CPU row's formula; tanh.approx.f32 (one SFU op, sm_75+) has a relative error near 2^-11,
-// which would put the fp32 output three orders of magnitude past the 1e-5 fp64 check. fp16/bf16 inputs are widened on
-// load; all math is fp32. Changed from the CPU row: the same projection pass and tile walk, one thread per score
+// the CPU row's sparse terms are refused here), an online softmax (a warp per row: running
+// max m, sum l, rescale alpha) and the accumulator alpha O + P V in shared memory; O and lse
+// written once. GQA native: K' and V per KV head. fp16/bf16 inputs are widened on load; all
+// math is fp32.
+// tanh(x) = 1 - 2 / (e^{2x} + 1) with __expf and __fdividef, the CPU row's formula: two SFU
+// ops (ex2, rcp), no cancellation beyond 2^-24 absolute. tanh.approx.f32 (one SFU op, sm_75+)
+// has a relative error near 2^-11: summed over a = 64 terms that is ~1e-4 in the score, an
+// order of magnitude past the 1e-5 fp32 check.
+// Changed from the CPU row: the same projection pass and tile walk, one thread per score
 // instead of a vectorised row, O's accumulator in shared memory instead of a tile GEMM.
 // Expected bottleneck: the SFU. A score costs a tanh per width element (here 2a SFU ops: ex2,
 // rcp) and 3a + 2d FP32 FLOPs; a dot-product score costs 2d tensor-core FLOPs and one exp. Per
@@ -171,6 +174,7 @@ __global__ void __launch_bounds__(threads) additive_kernel(problem p, additive_a
     __syncthreads();
   }
 
+  __syncthreads();  // l and m of a tile with no key tile to walk were set by other threads
   // Rows with no visible key: O = 0, lse = -inf.
   T* o = static_cast<T*>(g.o) + row0 * d;
   for (int e = tid; e < R * d; e += threads) {
