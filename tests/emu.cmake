@@ -13,6 +13,7 @@
 #   emu.linear          tests/gpu/test_linear.cpp, small shapes
 #   emu.scans           tests/gpu/test_scans.cpp: selective_scan, ssd, wkv, wkv6 (kernels/cuda/scan)
 #   emu.performer_routing  tests/gpu/test_performer_routing.cpp: performer, routing (kernels/cuda/approx)
+#   emu.additive_linformer  tests/gpu/test_additive_linformer.cpp: additive, linformer (kernels/cuda/approx)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
 #   emu.flash2_bwd      tests/gpu/test_flash2_bwd.cpp: the flash2 backward
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
@@ -128,6 +129,10 @@ set(ab_emu_all_families unfused flash1 linear reference merge scan)
 set(ab_emu_fam_performer_routing ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/performer.cu
     ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/routing.cu)
 list(APPEND ab_emu_all_families performer_routing)
+# The approximations' CUDA rows (kernels/cuda/approx): additive and linformer.
+set(ab_emu_fam_additive_linformer ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/additive.cu
+    ${CMAKE_SOURCE_DIR}/kernels/cuda/approx/linformer.cu)
+list(APPEND ab_emu_all_families additive_linformer)
 # The flash2 backward: its main-kernel instantiations (flash2_bwd_kernel.cuh) and
 # the preprocess/convert kernels, one family (the header's controls swap it whole).
 file(GLOB ab_emu_fam_flash2_bwd CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/flash2/flash2_bwd_*.cu)
@@ -196,6 +201,7 @@ set(ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused.cpp ${CMAKE_
 list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_flash2_bwd.cpp)
 list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_unfused_bwd.cpp)
 list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_performer_routing.cpp)
+list(APPEND ab_emu_gtest_sources ${CMAKE_SOURCE_DIR}/tests/gpu/test_additive_linformer.cpp)
 add_library(attnbench_emu_gtests OBJECT ${ab_emu_gtest_sources})
 ab_emu_setup(attnbench_emu_gtests)
 target_link_libraries(attnbench_emu_gtests PRIVATE GTest::gtest)
@@ -258,6 +264,7 @@ ab_emu_gtest(flash1 "CudaFlash1Host.*:CudaFlash1.MatchesFp64ReferenceOnSmallShap
 ab_emu_gtest(linear "CudaLinearHost.*:CudaLinear.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(scans "CudaScansHost.*:CudaScans.*")
 ab_emu_gtest(performer_routing "CudaPerformerRoutingHost.*:CudaPerformerRouting.*")
+ab_emu_gtest(additive_linformer "CudaAdditiveLinformerHost.*:CudaAdditiveLinformer.*")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
 ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.*")
 if(ab_emu_san STREQUAL "thread")

@@ -17,6 +17,8 @@ void add_cuda_rows_wkv(std::vector<variant>& rows);             // scan/wkv.cu
 void add_cuda_rows_wkv6(std::vector<variant>& rows);            // scan/wkv6.cu
 void add_cuda_rows_performer(std::vector<variant>& rows);       // approx/performer.cu
 void add_cuda_rows_routing(std::vector<variant>& rows);         // approx/routing.cu
+void add_cuda_rows_additive(std::vector<variant>& rows);        // approx/additive.cu
+void add_cuda_rows_linformer(std::vector<variant>& rows);       // approx/linformer.cu
 #ifdef ATTNBENCH_WITH_CUDNN                            // kernels/cuda/cudnn/cudnn.cmake: only where cuDNN was found
 void add_cuda_rows_cudnn(std::vector<variant>& rows);  // cudnn_sdpa
 #endif
@@ -33,6 +35,8 @@ void add_cuda_variants(std::vector<variant>& rows) {
   add_cuda_rows_wkv6(rows);
   add_cuda_rows_performer(rows);
   add_cuda_rows_routing(rows);
+  add_cuda_rows_additive(rows);
+  add_cuda_rows_linformer(rows);
 #ifdef ATTNBENCH_WITH_CUDNN
   add_cuda_rows_cudnn(rows);
 #endif

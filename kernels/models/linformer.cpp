@@ -34,4 +34,17 @@ model_figures model_linformer(const problem& p) {
           model_linformer_projection_bytes(p) + model_bytes_flash2(r), model_exps_flash2(r)};
 }
 
+model_figures model_linformer_cuda(const problem& p) {
+  const problem r = linformer_reduced_problem(p);
+  const double proj_flops = 4.0 * static_cast<double>(p.B * p.Hkv * p.Nkv * r.Nkv * p.d);
+  return {proj_flops + model_flops_softmax(r), proj_flops + model_flops_executed_naive(r),
+          model_linformer_projection_bytes(p) + model_bytes_cublas_unfused(r), model_exps_unfused_cuda(r)};
+}
+
+std::int64_t memory_bytes_linformer_cuda(const problem& p) {
+  // Q, K, V, O, lse; E and F; K-bar and V-bar; S and P (fp32) over the k keys.
+  const problem r = linformer_reduced_problem(p);
+  return io_bytes(p) + f32 * (p.rows() + 2 * p.Nkv * r.Nkv + 2 * r.kv_elems() + 2 * p.rows() * r.Nkv);
+}
+
 }  // namespace attnbench

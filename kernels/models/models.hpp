@@ -276,6 +276,11 @@ problem linformer_reduced_problem(const problem& p);
 model_figures model_linformer(const problem& p);
 // The projection pass's share of the bytes.
 double model_linformer_projection_bytes(const problem& p);
+// cuda (kernels/cuda/approx/linformer.cu): the same projections (cuBLAS), then cublas_unfused's
+// forward over the k projected keys (S and P through memory): model_bytes_cublas_unfused,
+// model_flops_executed_naive and model_exps_unfused_cuda of the reduced problem.
+model_figures model_linformer_cuda(const problem& p);
+std::int64_t memory_bytes_linformer_cuda(const problem& p);
 
 // ---- performer (performer.cpp) -----------------------------------------------------
 // cpu, m = performer_features(p) random features per (batch, KV head):
@@ -327,7 +332,11 @@ inline constexpr std::int64_t cuda_routing_threads = 256;      // tokens per ran
 // flash2's walk with Q' for Q and K' for K (widths a), v read per query tile. FLOPs:
 // 2 d a per projected row, 3a + 2d per score (q' + k', v . tanh, P V); exps: flash2's
 // softmax exps plus a tanh per width element of every computed score.
+// Q, K, V are read and O written in p.type's element size (the CPU row is fp32 only).
 double model_additive_projection_bytes(const problem& p);
 model_figures model_additive(const problem& p);
+// cuda (kernels/cuda/approx/additive.cu): the same passes, FLOPs and bytes; its tanh is
+// 1 - 2 / (e^{2x} + 1), two multi-function ops (ex2, rcp), so exps count 2a per computed score.
+model_figures model_additive_cuda(const problem& p);
 
 }  // namespace attnbench

@@ -135,3 +135,26 @@ ab_emu_negative(routing_wrong_cluster performer_routing ${k}/approx/routing.cu
   "const std::int32_t* kj = a.kidx + (kvz * a.c + cl) * a.wk;"
   "const std::int32_t* kj = a.kidx + (kvz * a.c + (cl + 1) % a.c) * a.wk;"
   gtest --gtest_filter=CudaPerformerRouting.RoutingMatchesFp64Reference)
+
+# additive (cuda): tanh replaced by the identity (the score becomes v^T (W q + U k), a dot
+# product: the CPU row's control, planted in the CUDA kernel).
+ab_emu_negative(additive_tanh_identity additive_linformer ${k}/approx/additive.cu
+  "s += vv[t] * tanh_sfu(qr[t] + kc[t]);" "s += vv[t] * (qr[t] + kc[t]);"
+  gtest --gtest_filter=CudaAdditiveLinformer.AdditiveMatchesFp64Reference)
+
+# additive (cuda): the accumulator not rescaled when the running max grows (alpha dropped):
+# wrong from the second key tile on.
+ab_emu_negative(additive_no_rescale additive_linformer ${k}/approx/additive.cu
+  "acc[e] = alpha[r] * acc[e] + pv;" "acc[e] = acc[e] + pv;"
+  gtest --gtest_filter=CudaAdditiveLinformer.AdditiveMatchesFp64Reference)
+
+# linformer (cuda): E read as stored instead of transposed (op N for op T in the projection GEMM:
+# E^T's transpose where Nkv = k, an invalid leading dimension where Nkv > k), the CPU row's control.
+ab_emu_negative(linformer_projection_transposed additive_linformer ${k}/approx/linformer.cu
+  "h, CUBLAS_OP_N, CUBLAS_OP_T, d, k, n," "h, CUBLAS_OP_N, CUBLAS_OP_N, d, k, n,"
+  gtest --gtest_filter=CudaAdditiveLinformer.LinformerMatchesFp64Reference)
+
+# linformer (cuda): E and F swapped for the keys (K-bar = F^T K).
+ab_emu_negative(linformer_e_f_swapped additive_linformer ${k}/approx/linformer.cu
+  "project(k_.get(), e_.get<const float>()" "project(k_.get(), f_.get<const float>()"
+  gtest --gtest_filter=CudaAdditiveLinformer.LinformerMatchesFp64Reference)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "core/problem.hpp"
@@ -31,5 +32,20 @@ void launch_softmax_backward(const problem& p, const void* o, const void* d_o, c
 
 // K/V [B, Hkv, Nkv, d] -> [B, H, Nkv, d], query head h getting KV head h / group.
 void launch_expand_kv(const problem& p, const void* src, void* dst, cudaStream_t st);
+
+// The process's cuBLAS handle (created on first use, never destroyed; unfused_rows.cu).
+cublasHandle_t cublas_handle();
+
+// The cublas_unfused forward (unfused_rows.cu) on the caller's buffers, enqueued on
+// cuda::stream(): S = Q K^T / sqrt(d) (fp32, [B*H*Nq, Nkv]), the masked softmax, P (p.type),
+// O = P V (p.type) and lse; also the linformer row's attention over its projected keys.
+struct cublas_forward_buffers {
+  const void *q, *k, *v;
+  float* s;
+  void* prob;
+  void* o;
+  float* lse;
+};
+void enqueue_cublas_forward(const problem& p, const cublas_forward_buffers& f);
 
 }  // namespace attnbench::cuda

@@ -62,6 +62,8 @@ class naive_gqa_expand_runner : public naive_runner {
   device_buffer kx_, vx_;
 };
 
+}  // namespace
+
 cublasHandle_t cublas_handle() {
   // One handle for the process (creation costs milliseconds); never destroyed
   // so no static destruction order issue at exit.
@@ -73,6 +75,7 @@ cublasHandle_t cublas_handle() {
   return h;
 }
 
+namespace {
 cudaDataType cuda_type(dtype t) {
   switch (t) {
     case dtype::fp16: return CUDA_R_16F;
@@ -82,15 +85,7 @@ cudaDataType cuda_type(dtype t) {
   }
   return CUDA_R_32F;
 }
-
-// The cublas_unfused forward on the runner's buffers: S (fp32), P (p.type), O, lse.
-struct cublas_forward_buffers {
-  const void *q, *k, *v;
-  float* s;
-  void* prob;
-  void* o;
-  float* lse;
-};
+}  // namespace
 
 void enqueue_cublas_forward(const problem& p, const cublas_forward_buffers& f) {
   cublasHandle_t h = cublas_handle();
@@ -112,6 +107,8 @@ void enqueue_cublas_forward(const problem& p, const cublas_forward_buffers& f) {
       static_cast<long long>(g) * p.Nq * p.Nkv, &zero, f.o, t, d, static_cast<long long>(g) * p.Nq * p.d, batch,
       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
+
+namespace {
 
 class cublas_unfused_runner : public device_runner {
  public:
