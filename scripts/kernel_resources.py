@@ -12,7 +12,7 @@ Subcommands:
   check                  report, then fail on any spill or on static shared memory
                          above the sm_90 limit (227 KB).
   check-sass             every kernel whose name matches --require-hmma (default:
-                         names containing `flash2`, minus --hmma-exclude) must contain
+                         names containing `flash2` or `ssd_kernel`, minus --hmma-exclude) must contain
                          tensor-core MMA instructions (HMMA, or HGMMA for wgmma) in its
                          SASS for every arch it was built for. Needs cuobjdump: from
                          the toolkit, $CUOBJDUMP, or PyPI's nvidia-cuda-cuobjdump
@@ -53,7 +53,7 @@ from typing import Iterable
 
 SMEM_LIMIT_SM90 = 227 * 1024  # bytes of shared memory per block on sm_90 (opt-in maximum)
 REPORT_SUFFIX = ".ptxas.txt"
-DEFAULT_HMMA_REGEX = r"flash2"
+DEFAULT_HMMA_REGEX = r"flash2|ssd_kernel"
 DEFAULT_HMMA_EXCLUDE = r"combine|reduce|zero|fill|init"
 
 _RE_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
@@ -282,8 +282,8 @@ def cmd_check_sass(args: argparse.Namespace) -> int:
     skip = re.compile(args.hmma_exclude) if args.hmma_exclude else None
     # Match the kernel's name and template arguments, not its parameter list
     # (a merge kernel taking flash2_params is not a flash2 MMA kernel).
-    def name_of(e: dict) -> str:
-        return e["kernel"].split("(", 1)[0]
+    def name_of(e: dict) -> str:  # "(anonymous namespace)" is part of the name, not its parameters
+        return e["kernel"].replace("(anonymous namespace)::", "").split("(", 1)[0]
 
     targets = [e for e in entries if want.search(name_of(e))]
     targets = [e for e in targets if not (skip and skip.search(name_of(e)))]

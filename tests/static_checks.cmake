@@ -4,7 +4,7 @@
 # target collects them into ${CMAKE_BINARY_DIR}/kernel_resources.json after
 # each build (the cuda backend puts it into the JSON context), and the tests
 #   static.kernel_resources  fail on any spill or static smem above 227 KB,
-#   static.sass_hmma         fail when a kernel named like flash2 has no HMMA
+#   static.sass_hmma         fail when a kernel named like flash2 or ssd_kernel has no HMMA
 #                            in its SASS for some arch (needs cuobjdump);
 #   static.sass_mufu_ex2     fail when the exp ceiling's kernel (exp2_chains_kernel)
 #                            issues no MUFU.EX2, or another MUFU function, for some arch;
