@@ -130,8 +130,8 @@ inline constexpr std::int64_t max_heads = std::int64_t{1} << 16;
 inline constexpr std::int64_t max_seq = std::int64_t{1} << 24;          // Nq and Nkv
 inline constexpr std::int64_t max_mask_param = std::int64_t{1} << 40;   // L, R, G
 inline constexpr std::int64_t max_score_elems = std::int64_t{1} << 52;  // B*H*Nq*Nkv
-inline constexpr std::int64_t max_dstate = 256;                         // N of the scan rows (docs/alternatives.md)
-inline constexpr std::int64_t max_ngroups = 4096;                       // G of the scan rows
+inline constexpr std::int64_t max_dstate = 256;  // N of the scan rows: mamba_ssm's kernel limit (docs/alternatives.md)
+inline constexpr std::int64_t max_ngroups = 4096;  // G of the scan rows
 
 // Throws input_error naming the first bad value (non-positive or too large
 // sizes, H % Hkv, d or tile sizes out of range, mask parameters out of range,
