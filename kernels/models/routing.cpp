@@ -9,6 +9,21 @@ namespace attnbench {
 
 using namespace model_terms;
 
+namespace {
+
+model_figures sum_of_phases(const std::vector<model_phase>& phases) {
+  model_figures sum;
+  for (const model_phase& ph : phases) {
+    sum.flops += ph.figures.flops;
+    sum.flops_executed += ph.figures.flops_executed;
+    sum.bytes += ph.figures.bytes;
+    sum.exps += ph.figures.exps;
+  }
+  return sum;
+}
+
+}  // namespace
+
 std::vector<model_phase> model_routing_phases(const problem& p) {
   const routing_shape rs = routing_shape_of(p);
   const std::int64_t c = rs.clusters, d = p.d, kv_heads = p.B * p.Hkv, heads = p.B * p.H;
@@ -23,16 +38,7 @@ std::vector<model_phase> model_routing_phases(const problem& p) {
             static_cast<double>(rs.wq * rs.wk * c * heads)}}};
 }
 
-model_figures model_routing(const problem& p) {
-  model_figures sum;
-  for (const model_phase& ph : model_routing_phases(p)) {
-    sum.flops += ph.figures.flops;
-    sum.flops_executed += ph.figures.flops_executed;
-    sum.bytes += ph.figures.bytes;
-    sum.exps += ph.figures.exps;
-  }
-  return sum;
-}
+model_figures model_routing(const problem& p) { return sum_of_phases(model_routing_phases(p)); }
 
 }  // namespace attnbench
 
@@ -64,15 +70,6 @@ std::vector<model_phase> model_routing_cuda_phases(const problem& p) {
   return ph;
 }
 
-model_figures model_routing_cuda(const problem& p) {
-  model_figures sum;
-  for (const model_phase& ph : model_routing_cuda_phases(p)) {
-    sum.flops += ph.figures.flops;
-    sum.flops_executed += ph.figures.flops_executed;
-    sum.bytes += ph.figures.bytes;
-    sum.exps += ph.figures.exps;
-  }
-  return sum;
-}
+model_figures model_routing_cuda(const problem& p) { return sum_of_phases(model_routing_cuda_phases(p)); }
 
 }  // namespace attnbench

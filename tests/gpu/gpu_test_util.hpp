@@ -18,6 +18,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "core/cuda/device_buffer.cuh"
@@ -69,6 +71,33 @@ inline void sync_device(const char* what = "the test's launches") {
   std::_Exit(3);
 }
 
+// The CUDA registry row `name` (throws when the build has none: the test fails saying so).
+inline const variant& cuda_row(const char* name) {
+  const variant* v = find_variant(name, backend_kind::cuda);
+  if (!v) throw std::runtime_error(std::string("no cuda row ") + name);
+  return *v;
+}
+
+// Runs registry row `v` on inputs `in`, its outputs poisoned first, and returns them.
+inline host_outputs run_row(const variant& v, const host_inputs& in) {
+  auto r = v.make(in.p);
+  r->set_inputs(in);
+  r->poison_outputs();
+  r->run();
+  sync_device();
+  return r->get_outputs();
+}
+
+// O of every row of `v` on `in` against the fp64 reference of `math` (the row's own by
+// default; softmax for an approximation's distance to exact attention).
+inline error_report check_all_rows(const variant& v, const host_inputs& in,
+                                   std::optional<attention_math> math = std::nullopt) {
+  const host_outputs out = run_row(v, in);
+  const std::vector<std::int64_t> rows = all_rows(in.p);
+  const reference_rows ref = reference_for(math.value_or(v.math), in, rows);
+  return compare_rows(in.p, out.o, {}, rows, ref.o, {});
+}
+
 struct checked_run {
   error_report err;
   host_outputs out;
@@ -80,13 +109,8 @@ struct checked_run {
 inline checked_run run_and_check(const variant& v, const problem& p, std::int64_t max_rows = 1 << 30,
                                  std::uint64_t seed = 1234) {
   const host_inputs in = make_inputs(p, seed);
-  auto r = v.make(p);
-  r->set_inputs(in);
-  r->poison_outputs();
-  r->run();
-  sync_device();
   checked_run c;
-  c.out = r->get_outputs();
+  c.out = run_row(v, in);
   const auto rows = sample_rows(p, max_rows);
   const reference_rows ref = reference_for(v.math, in, rows);
   const std::span<const double> ref_lse = v.writes_lse ? std::span<const double>(ref.lse) : std::span<const double>();

@@ -18,12 +18,6 @@
 namespace attnbench::testing {
 namespace {
 
-const variant& cuda_row(const char* name) {
-  const variant* v = find_variant(name, backend_kind::cuda);
-  if (!v) throw std::runtime_error(std::string("no cuda row ") + name);
-  return *v;
-}
-
 problem approx_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
                        std::int64_t d, const std::string& mask = "none", std::int64_t tile = 16,
                        dtype t = dtype::fp32) {
@@ -146,15 +140,7 @@ TEST(CudaAdditiveLinformer, LinformerDiffersFromExactAttention) {
   const variant& g = cuda_row("linformer");
   const problem p = approx_problem(2, 2, 2, 40, 90, 16);
   const host_inputs in = make_inputs(p, 13);
-  auto r = g.make(p);
-  r->set_inputs(in);
-  r->poison_outputs();
-  r->run();
-  sync_device();
-  const host_outputs out = r->get_outputs();
-  const std::vector<std::int64_t> rows = all_rows(p);
-  const reference_rows exact = reference_for(attention_math::softmax, in, rows);
-  const error_report e = compare_rows(p, out.o, {}, rows, exact.o, {});
+  const error_report e = check_all_rows(g, in, attention_math::softmax);
   EXPECT_EQ(e.nonfinite, 0);
   EXPECT_GT(e.rel_l2, 1e-2);
 }

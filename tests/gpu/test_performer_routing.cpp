@@ -21,26 +21,6 @@
 namespace attnbench::testing {
 namespace {
 
-const variant& cuda_row(const char* name) {
-  const variant* v = find_variant(name, backend_kind::cuda);
-  if (!v) throw std::runtime_error(std::string("no cuda row ") + name);
-  return *v;
-}
-
-// Every row of v on p with inputs `in` against the fp64 reference.
-error_report check_all_rows(const variant& v, const host_inputs& in) {
-  const problem& p = in.p;
-  auto r = v.make(p);
-  r->set_inputs(in);
-  r->poison_outputs();
-  r->run();
-  sync_device();
-  const host_outputs out = r->get_outputs();
-  const std::vector<std::int64_t> rows = all_rows(p);
-  const reference_rows ref = reference_for(v.math, in, rows);
-  return compare_rows(p, out.o, {}, rows, ref.o, {});
-}
-
 void expect_all_rows_close(const variant& v, const host_inputs& in, const char* what = "") {
   SCOPED_TRACE(v.name + " " + describe(in.p) + " " + what);
   const error_report e = check_all_rows(v, in);

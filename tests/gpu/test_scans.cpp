@@ -17,12 +17,6 @@
 namespace attnbench::testing {
 namespace {
 
-const variant& cuda_row(const char* name) {
-  const variant* v = find_variant(name, backend_kind::cuda);
-  if (!v) throw std::runtime_error(std::string("no cuda row ") + name);
-  return *v;
-}
-
 problem scan_problem(std::int64_t B, std::int64_t H, std::int64_t L, std::int64_t d, dtype t = dtype::fp32,
                      std::int64_t N = 16, std::int64_t G = 1) {
   problem p = attnbench::make_problem(B, H, H, L, L, d, t, "causal", 64, 64);
@@ -179,15 +173,7 @@ TEST(CudaScans, WkvStaysFiniteWithLargeKeys) {
   const problem p = scan_problem(2, 2, 90, 40);
   host_inputs in = make_inputs(p, 7);
   for (float& k : in.k) k *= 100.0f;
-  auto r = w.make(p);
-  r->set_inputs(in);
-  r->poison_outputs();
-  r->run();
-  sync_device();
-  const host_outputs out = r->get_outputs();
-  const std::vector<std::int64_t> rows = all_rows(p);
-  const reference_rows ref = reference_for(w.math, in, rows);
-  const error_report e = compare_rows(p, out.o, {}, rows, ref.o, {});
+  const error_report e = check_all_rows(w, in);
   EXPECT_EQ(e.nonfinite, 0) << "first bad row " << e.first_bad_row;
   EXPECT_LE(e.rel_l2, fp32_tol) << "max abs " << e.max_abs;
 }

@@ -37,6 +37,7 @@
 #include "core/mask.hpp"
 #include "core/tiles.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/approx_params.hpp"
 
@@ -200,11 +201,8 @@ class additive_runner : public device_runner {
         u_t[x * a + c] = s.u[c * d + x];
       }
     for (auto [buf, src] : {std::pair{&w_t_, &w_t}, {&u_t_, &u_t}, {&vw_, &s.v}}) {
-      *buf = device_buffer(src->size() * sizeof(float));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(buf->get(), src->data(), src->size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
+      *buf = uploaded(*src);
     }
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
     dispatch_dtype(p.type, [&](auto t) {
       ATTN_CUDA_CHECK(cudaFuncSetAttribute(additive_kernel<decltype(t)>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem_)));

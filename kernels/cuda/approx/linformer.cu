@@ -24,6 +24,7 @@
 
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/cuda/unfused/unfused_kernels.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/approx_params.hpp"
@@ -44,11 +45,8 @@ class linformer_runner : public device_runner {
         prob_(p.rows() * r_.Nkv * sizeof(float)) {
     linformer_projections pr = make_linformer_projections(p.Nkv, r_.Nkv);
     for (auto [buf, src] : {std::pair{&e_, &pr.e}, {&f_, &pr.f}}) {
-      *buf = device_buffer(src->size() * sizeof(float));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(buf->get(), src->data(), src->size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
+      *buf = uploaded(*src);
     }
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
     cublas_handle();  // create outside the timed region
   }
   void run() override {

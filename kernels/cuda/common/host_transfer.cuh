@@ -9,6 +9,15 @@
 
 namespace attnbench::cuda {
 
+// A new device buffer holding `src` as is: the fp32 parameters of the scan and approximation
+// rows, uploaded once by their runners' constructors (outside the timed region).
+inline device_buffer uploaded(const std::vector<float>& src) {
+  device_buffer b(src.size() * sizeof(float));
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(b.get(), src.data(), src.size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  return b;
+}
+
 template <class T>
 void upload_as(device_buffer& dst, const std::vector<float>& src) {
   std::vector<T> tmp(src.size());

@@ -25,6 +25,7 @@
 #include "core/cuda/launch.cuh"
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/scan_parameters.hpp"
 
@@ -110,19 +111,12 @@ __global__ void __launch_bounds__(warps * 32) selective_scan_kernel(problem p, s
   }
 }
 
-template <class T>
-void upload_floats(device_buffer& dst, const std::vector<T>& src) {
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, stream()));
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
-}
-
 class selective_scan_runner : public device_runner {
  public:
   explicit selective_scan_runner(const problem& p) : device_runner(p, false) {
     const selective_scan_parameters s = make_selective_scan_parameters(p);
     for (auto [buf, src] : {std::pair{&a_, &s.a}, {&skip_, &s.skip}, {&bias_, &s.bias}, {&b_, &s.b}, {&c_, &s.c}}) {
-      *buf = device_buffer(src->size() * sizeof(float));
-      upload_floats(*buf, *src);
+      *buf = uploaded(*src);
     }
   }
   void run() override {

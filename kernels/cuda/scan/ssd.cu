@@ -32,6 +32,7 @@
 #include "core/cuda/launch.cuh"
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/cuda/flash2/flash2_ptx.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/scan_parameters.hpp"
@@ -218,11 +219,8 @@ class ssd_runner : public device_runner {
                             {&dt_raw_, &s.dt_raw},
                             {&b_, &s.b},
                             {&c_, &s.c}}) {
-      *buf = device_buffer(src->size() * sizeof(float));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(buf->get(), src->data(), src->size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
+      *buf = uploaded(*src);
     }
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
     ATTN_CUDA_CHECK(
         cudaFuncSetAttribute(ssd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
   }

@@ -21,6 +21,7 @@
 #include "core/cuda/launch.cuh"
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/scan_parameters.hpp"
 
@@ -66,11 +67,8 @@ class wkv_runner : public device_runner {
   explicit wkv_runner(const problem& p) : device_runner(p, false) {
     const wkv_parameters s = make_wkv_parameters(p);
     for (auto [buf, src] : {std::pair{&w_, &s.w}, {&u_, &s.u}}) {
-      *buf = device_buffer(src->size() * sizeof(float));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(buf->get(), src->data(), src->size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
+      *buf = uploaded(*src);
     }
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
   }
   void run() override {
     const problem& p = p_;

@@ -22,6 +22,7 @@
 #include "core/cuda/launch.cuh"
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/scan_parameters.hpp"
 
@@ -76,11 +77,8 @@ class wkv6_runner : public device_runner {
   explicit wkv6_runner(const problem& p) : device_runner(p, false) {
     const wkv6_parameters s = make_wkv6_parameters(p);
     for (auto [buf, src] : {std::pair{&w_raw_, &s.w_raw}, {&u_, &s.u}}) {
-      *buf = device_buffer(src->size() * sizeof(float));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(buf->get(), src->data(), src->size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
+      *buf = uploaded(*src);
     }
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
   }
   void run() override {
     const problem& p = p_;
