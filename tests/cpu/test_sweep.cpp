@@ -286,6 +286,11 @@ TEST(sweep, fp8_groups_put_e4m3_beside_bf16) {
       v.caps.dtypes = {std::string(name) == "flash3_fp8" ? dtype::e4m3 : dtype::bf16};
       rows.push_back(v);
     }
+    for (const char* name : {"selective_scan", "ssd", "wkv", "wkv6"}) {  // the full preset names them on cuda
+      variant v = testing_rows::make_row(name, testing_rows::mode::good);
+      v.backend = backend_kind::cuda;
+      rows.push_back(v);
+    }
     std::set<std::string> fp8_shapes, flash3_bf16_shapes;
     std::set<std::int64_t> dims;
     bool target = false;
