@@ -56,26 +56,11 @@ void add_fp8_groups(sweep_spec& s, std::vector<std::int64_t> cpu_seq, std::int64
 // backend (select_variants): a cuda run gets the CUDA scan rows (kernels/cuda/scan), a cpu run
 // the CPU ones as before. The crossover length does not depend on the width
 // (both costs are linear in it), so the width is small: H d = 256 in quick, 1024 in full.
-void add_alternatives_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t heads) {
+void add_alternatives_group(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t heads,
+                            std::vector<std::string> variants = {"cpu:flash2", "cuda:flash2", "cuda:flash3",
+                                                                 "tag:scan"}) {
   sweep_axes a;
-  a.variant = {"cpu:flash2", "cuda:flash2", "cuda:flash3", "tag:scan"};
-  a.seq = std::move(seq);
-  a.batch = {1};
-  a.heads = {heads};
-  a.head_dim = {64};
-  a.mask = {m("causal")};
-  a.state = {16};
-  a.groups = {1};
-  s.groups.push_back(group("alternatives", a));
-}
-
-// The crossover on a GPU beyond 64k (docs/alternatives.md: 1k-512k memory permitting): the
-// CUDA rows only, named (tag:scan would also take the CPU scans on a cpu run, with no attention
-// beside them). Causal flash2 at 512k, H 16, d 64 is 5.6e14 FLOPs (~2 s at 300 TFLOP/s);
-// what does not fit is skipped by admission, not fatal.
-void add_alternatives_gpu_lengths(sweep_spec& s, std::vector<std::int64_t> seq, std::int64_t heads) {
-  sweep_axes a;
-  a.variant = {"cuda:flash2", "cuda:flash3", "cuda:selective_scan", "cuda:ssd", "cuda:wkv", "cuda:wkv6"};
+  a.variant = std::move(variants);
   a.seq = std::move(seq);
   a.batch = {1};
   a.heads = {heads};
@@ -251,7 +236,12 @@ sweep_spec full() {
 
   add_fp8_groups(s, {1024, 4096}, 2, 16, {1024, 2048, 4096, 8192, 16384});
   add_alternatives_group(s, {1024, 2048, 4096, 8192, 16384, 32768, 65536}, 16);
-  add_alternatives_gpu_lengths(s, {131072, 262144, 524288}, 16);
+  // The crossover on a GPU beyond 64k (docs/alternatives.md: 1k-512k memory permitting): the
+  // CUDA rows only, named (tag:scan would also take the CPU scans on a cpu run, with no attention
+  // beside them). Causal flash2 at 512k, H 16, d 64 is 5.6e14 FLOPs (~2 s at 300 TFLOP/s); what
+  // does not fit is skipped by admission, not fatal.
+  add_alternatives_group(s, {131072, 262144, 524288}, 16,
+                         {"cuda:flash2", "cuda:flash3", "cuda:selective_scan", "cuda:ssd", "cuda:wkv", "cuda:wkv6"});
   add_train_group(s, {1024, 2048, 4096, 8192}, 2, 16);
   add_comparison_groups(s, 2048, 8, {m("none"), m("causal")}, 16384, 8);
   return s;
