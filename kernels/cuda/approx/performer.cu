@@ -33,6 +33,7 @@
 #include "core/cuda/launch_limits.hpp"
 #include "core/mask.hpp"
 #include "kernels/cuda/common/device_runner.cuh"
+#include "kernels/cuda/common/host_transfer.cuh"
 #include "kernels/cuda/linear/feature_passes.cuh"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/approx_params.hpp"
@@ -157,7 +158,6 @@ class performer_runner : public device_runner {
  public:
   explicit performer_runner(const problem& p)
       : device_runner(p, false),
-        omega_t_(p.d * features * sizeof(float)),
         qf_(p.B * p.H * p.Nq * features * sizeof(float)),
         ku_(p.B * p.Hkv * p.Nkv * features * sizeof(float)),
         kpart_(p.B * p.Hkv * ceil_div(p.Nkv, map_rows) * sizeof(float)),
@@ -168,9 +168,7 @@ class performer_runner : public device_runner {
     const float c = static_cast<float>(std::pow(static_cast<double>(p.d), -0.25));
     for (std::int64_t f = 0; f < features; ++f)
       for (std::int64_t x = 0; x < p.d; ++x) wt[x * features + f] = c * w[f * p.d + x];
-    ATTN_CUDA_CHECK(
-        cudaMemcpyAsync(omega_t_.get(), wt.data(), wt.size() * sizeof(float), cudaMemcpyHostToDevice, stream()));
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    omega_t_ = uploaded(wt);
   }
   void run() override {
     const problem& p = p_;

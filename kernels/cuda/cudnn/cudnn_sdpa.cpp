@@ -107,24 +107,34 @@ graph_key key_of(const problem& p, graph_kind kind) {
 
 // The row's graph for p, described (no handle needed yet). Deviceless: the
 // target's sm version and count, set before any node copies the context.
-std::shared_ptr<fe::graph::Graph> describe_graph(const problem& p, int sm_version = 0, int sm_count = 0) {
-  const cudnn_band band = cudnn_band_for(p);
+// An empty graph in the problem's io dtype with fp32 intermediates and compute. Deviceless
+// when sm_version > 0 (else the target is asked of the device).
+std::shared_ptr<fe::graph::Graph> new_graph(const problem& p, int sm_version, int sm_count) {
   auto g = std::make_shared<fe::graph::Graph>();
-  if (sm_version > 0) g->set_sm_version(sm_version).set_sm_count(sm_count);  // else asked of the device
+  if (sm_version > 0) g->set_sm_version(sm_version).set_sm_count(sm_count);
   g->set_io_data_type(p.type == dtype::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
-  const auto bhsd = [&](const char* name, fe::graph::Tensor_attributes::uid_t uid, std::int64_t heads,
-                        std::int64_t seq) {
-    return g->tensor(fe::graph::Tensor_attributes()
-                         .set_name(name)
-                         .set_uid(uid)
-                         .set_dim({p.B, heads, seq, p.d})
-                         .set_stride({heads * seq * p.d, seq * p.d, p.d, 1}));
-  };
-  auto q = bhsd("Q", uid_q, p.H, p.Nq);
-  auto k = bhsd("K", uid_k, p.Hkv, p.Nkv);
-  auto v = bhsd("V", uid_v, p.Hkv, p.Nkv);
+  return g;
+}
+
+// A [B, heads, seq, d] input of g, packed.
+std::shared_ptr<fe::graph::Tensor_attributes> packed_input(fe::graph::Graph& g, const problem& p, const char* name,
+                                                           fe::graph::Tensor_attributes::uid_t uid, std::int64_t heads,
+                                                           std::int64_t seq) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim({p.B, heads, seq, p.d})
+                      .set_stride({heads * seq * p.d, seq * p.d, p.d, 1}));
+}
+
+std::shared_ptr<fe::graph::Graph> describe_graph(const problem& p, int sm_version = 0, int sm_count = 0) {
+  const cudnn_band band = cudnn_band_for(p);
+  auto g = new_graph(p, sm_version, sm_count);
+  auto q = packed_input(*g, p, "Q", uid_q, p.H, p.Nq);
+  auto k = packed_input(*g, p, "K", uid_k, p.Hkv, p.Nkv);
+  auto v = packed_input(*g, p, "V", uid_v, p.Hkv, p.Nkv);
   auto opts = fe::graph::SDPA_attributes()
                   .set_name("attnbench_sdpa")
                   .set_generate_stats(true)
@@ -147,24 +157,12 @@ std::shared_ptr<fe::graph::Graph> describe_graph(const problem& p, int sm_versio
 std::shared_ptr<fe::graph::Graph> describe_backward_graph(const problem& p, bool deterministic, int sm_version = 0,
                                                           int sm_count = 0) {
   const cudnn_band band = cudnn_band_for(p);
-  auto g = std::make_shared<fe::graph::Graph>();
-  if (sm_version > 0) g->set_sm_version(sm_version).set_sm_count(sm_count);
-  g->set_io_data_type(p.type == dtype::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
-  const auto bhsd = [&](const char* name, fe::graph::Tensor_attributes::uid_t uid, std::int64_t heads,
-                        std::int64_t seq) {
-    return g->tensor(fe::graph::Tensor_attributes()
-                         .set_name(name)
-                         .set_uid(uid)
-                         .set_dim({p.B, heads, seq, p.d})
-                         .set_stride({heads * seq * p.d, seq * p.d, p.d, 1}));
-  };
-  auto q = bhsd("Q", uid_q, p.H, p.Nq);
-  auto k = bhsd("K", uid_k, p.Hkv, p.Nkv);
-  auto v = bhsd("V", uid_v, p.Hkv, p.Nkv);
-  auto o = bhsd("O", uid_o, p.H, p.Nq);
-  auto d_o = bhsd("dO", uid_d_o, p.H, p.Nq);
+  auto g = new_graph(p, sm_version, sm_count);
+  auto q = packed_input(*g, p, "Q", uid_q, p.H, p.Nq);
+  auto k = packed_input(*g, p, "K", uid_k, p.Hkv, p.Nkv);
+  auto v = packed_input(*g, p, "V", uid_v, p.Hkv, p.Nkv);
+  auto o = packed_input(*g, p, "O", uid_o, p.H, p.Nq);
+  auto d_o = packed_input(*g, p, "dO", uid_d_o, p.H, p.Nq);
   auto stats = g->tensor(fe::graph::Tensor_attributes()
                              .set_name("Stats")
                              .set_uid(uid_stats)
