@@ -23,6 +23,9 @@ inline void cp_async_wait() {
   cp_async_wait_n(N);
 }
 
+// The backward's paired dQ atomic (red.global.add.v2.f32 on sm_90): fails unless 8-byte aligned.
+void atomic_add2(float* p, float a, float b);
+
 void ldmatrix_x4_any(std::uint32_t (&r)[4], const void* smem, bool trans);
 inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem) { ldmatrix_x4_any(r, smem, false); }
 inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* smem) { ldmatrix_x4_any(r, smem, true); }

@@ -67,6 +67,14 @@ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
     current_thread().pending.push_back(c);
 }
 
+// atomicAdd on float2 (red.global.add.v2.f32): the pair must be 8-byte aligned. CTAs run one
+// after another, so the read-modify-write is atomic here (as the fp32 atomicAdd's).
+void atomic_add2(float* p, float a, float b) {
+  if (reinterpret_cast<std::uintptr_t>(p) & 7) fail("float2 atomicAdd address not 8-byte aligned");
+  p[0] += a;
+  p[1] += b;
+}
+
 // cp.async.commit_group: the uncommitted copies of this thread become a group.
 void cp_async_commit() {
   thread_state& t = current_thread();

@@ -25,9 +25,14 @@
 // 99 KB, 53 FLOP per byte, far below H200's ~200 FLOP/B ridge if all of it
 // came from HBM; Q, dO and the accumulator rows are re-read by every key
 // tile's CTA, so it leans on L2 and on the atomics' throughput there (the
-// atomics are two thirds of the bytes: FA2's reason for larger key tiles). This first version loads Q and dO
-// without double buffering (cp.async then wait) and keeps the 64 x 64 tile
-// for both head dims: correctness first, the pipeline is the next step.
+// atomics are two thirds of the bytes: FA2's reason for larger key tiles). Q and dO are
+// loaded without double buffering (cp.async then wait) and the 64 x 64 tile serves both
+// head dims. First H200 run (results/nvidia-h200/gpu-check-5759d44): 111-120 TFLOP/s at
+// d = 64, N 4k-8k, against cuDNN's 427-442. Since then, on sm_90, the dQ atomics add float2
+// pairs (red.global.add.v2.f32): a warp's atomic then covers 8 whole 32-byte sectors
+// instead of 8 half-used ones. A second visit buffer (the next Q, dO, lse and D copied
+// during this visit) spilled 36-72 bytes at d = 128 beside 255 registers in every
+// arrangement tried; at d = 64 it fit (238 registers).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -292,8 +297,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
             float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
 #pragma unroll
             for (int dt = 0; dt < K::DQ_DT; ++dt)
-#pragma unroll
-              for (int e = 0; e < 2; ++e) atomicAdd(row + dt * 8 + 2 * t + e, prm.scale * dq[dt][2 * hh + e]);
+              atomic_add2(row + dt * 8 + 2 * t, prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
           }
         }
       }
