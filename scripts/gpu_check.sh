@@ -79,6 +79,7 @@ skip_step() {  # skip_step NAME WHY
 [[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
 {
   date -u
+  nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"  # GPU 0: NAME (UUID: ...), the summary's device line
   nvidia-smi 2>&1 || echo "nvidia-smi failed"
   command -v nvcc >/dev/null && nvcc --version || echo "no nvcc on PATH"
   cmake --version 2>/dev/null | head -1; ninja --version 2>/dev/null; python3 --version
