@@ -85,7 +85,8 @@ class reference_cache {
 };
 
 // Key rows to validate dK and dV, as flat indices (b * Hkv + hkv) * Nkv + j (sample_rows over
-// the key rows).
+// the key rows of every KV head, or of fewer heads spread from the last one where the query
+// rows' statistics of all of them would cost more than the budget in validation.cpp).
 std::vector<std::int64_t> validation_kv_rows(const problem& p);
 
 struct validation_run {

@@ -28,7 +28,7 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (60), GPU_CHECK_BWD_S (60), GPU_CHECK_BWD_ARGS, GPU_CHECK_CROSSOVER_S (45),
+# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (60), GPU_CHECK_BWD_ARGS, GPU_CHECK_CROSSOVER_S (60),
 # GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
@@ -79,6 +79,7 @@ skip_step() {  # skip_step NAME WHY
 [[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
 {
   date -u
+  nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"  # GPU 0: NAME (UUID: ...), the summary's device line
   nvidia-smi 2>&1 || echo "nvidia-smi failed"
   command -v nvcc >/dev/null && nvcc --version || echo "no nvcc on PATH"
   cmake --version 2>/dev/null | head -1; ninja --version 2>/dev/null; python3 --version
@@ -271,7 +272,9 @@ fi
 fp8_default="--variant flash3,flash3_fp8 --dtype bf16,e4m3 --head-dim 128 --batch 4 --heads 16 --seq 4096,8192,16384 --mask none,causal --reps 5"
 (( dry )) && fp8_default="--variant flash2 --dtype bf16,e4m3 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1"
 fp8_args=(${GPU_CHECK_FP8_ARGS:-$fp8_default})
-step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+# 90 s: on the H200 (5759d44) 21 of 24 entries took 48 s; each N 16k problem waits ~14 s (none)
+# or ~7 s (causal) for its on-device fp32 reference (1.3e13 FLOPs), once per dtype.
+step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${fp8_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/fp8.json"
 # ---- backward: bwd and fwd_bwd of the rows that claim them -------------------------
 # The cuDNN rows only where the build has them (an unknown --variant name is an error).
@@ -290,7 +293,9 @@ grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && cross_rows+=",cuda:cudnn_sd
 cross_default="--variant $cross_rows --mask causal --dtype bf16 --head-dim 64 --batch 1 --heads 16 --seq 1024,4096,16384,65536 --state 16 --groups 1 --reps 3"
 (( dry )) && cross_default="--variant cpu:flash2,tag:scan --mask causal --dtype fp32 --head-dim 32 --heads 2 --seq 64,512 --state 16 --groups 1 --reps 1"
 cross_args=(${GPU_CHECK_CROSSOVER_ARGS:-$cross_default})
-step crossover "$out/crossover.log" "${GPU_CHECK_CROSSOVER_S:-45}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+# 60 s: on the H200 (5759d44) 26 of 28 entries took 43 s, 22 s of them the first at 64k (its
+# on-device fp32 reference, now kept past the scans for cudnn_sdpa: harness/cuda/device_check.cpp).
+step crossover "$out/crossover.log" "${GPU_CHECK_CROSSOVER_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${cross_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/crossover.json"
 peers_reserve=$(( ${GPU_CHECK_PEERS_S:-100} < 60 ? ${GPU_CHECK_PEERS_S:-100} : 60 ))
 sweep_limit=$(( deadline - $(date +%s) - peers_reserve ))

@@ -33,6 +33,30 @@ def exp_rate(c: dict) -> str:
     return f"; exp rate {v / 1e12:.3g} T exp/s" if v >= 1e12 else f"; exp rate {v / 1e9:.3g} G exp/s"
 
 
+def device_name(env: str) -> str:
+    """GPU 0's name from env.txt: `nvidia-smi -L` (GPU 0: NAME (UUID: ...)) or, in folders written
+    before the env step ran it, the plain nvidia-smi table's row (|   0  NAME   On  | ...)."""
+    listed = re.search(r"^GPU 0: ([^(\n]+)", env, re.M)
+    if listed:
+        return listed.group(1).strip()
+    row = re.search(r"^\|\s+0\s+(.+?)\s+(?:On|Off)\s+\|", env, re.M)
+    return row.group(1).strip() if row else "unknown"
+
+
+def entry_bad(b: dict) -> bool:
+    """An ok entry whose error check failed. A bwd / fwd_bwd entry is judged by its gradient error
+    (a backward-only peer has no forward output, rel_err None); any other by rel_err. A missing or
+    NaN error is bad; so is err_ok False or a gradient error above grad_tolerance."""
+    if b.get("err_ok") is False:
+        return True
+    backward = b.get("pass") in ("bwd", "fwd_bwd")
+    err = b.get("grad_err") if backward else b.get("rel_err")
+    if not isinstance(err, (int, float)) or err != err:
+        return True
+    tol = b.get("grad_tolerance") if backward else None
+    return isinstance(tol, (int, float)) and err > tol
+
+
 def load_run(out: str, name: str) -> tuple[dict | None, str]:
     """(doc, note): NAME.json, else its results log (a step cut short)."""
     path = os.path.join(out, name)
@@ -86,8 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     out = ap.parse_args(argv).out
     lines: list[str] = []
     env = read(os.path.join(out, "env.txt"))
-    gpu = re.search(r"GPU 0: ([^(\n]+)", env)
-    lines.append(f"device: {gpu.group(1).strip() if gpu else 'unknown'}")
+    lines.append(f"device: {device_name(env)}")
     for f in ("binaries.txt", "cudnn_row.txt"):
         if read(os.path.join(out, f)).strip():
             lines.append(read(os.path.join(out, f)).strip())
@@ -152,13 +175,10 @@ def main(argv: list[str] | None = None) -> int:
             v["tf"] = max(v["tf"], b.get("tflops") or 0.0)
             v["gb"] = max(v["gb"], b.get("gbps") or 0.0)
             err = b.get("rel_err")
-            if err is None:
-                v["bad"] += 1
-            else:
+            if isinstance(err, (int, float)) and err == err:
                 v["err"] = max(v["err"], err)
             v["row"] = max(v["row"], b.get("worst_row_err") or 0.0)
-            if b.get("err_ok") is False:
-                v["bad"] += 1
+            v["bad"] += entry_bad(b)
         lines.append("")
         lines.append(f"{'variant':20s} {'best TFLOP/s':>12s} {'best GB/s':>10s} {'max rel err':>11s} "
                      f"{'worst row':>9s} {'ok/skip/fail/quar':>18s}  result")

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/block_layout.hpp"
 #include "core/mask.hpp"
@@ -351,6 +352,48 @@ class mutant_runner final : public runner {
   std::unique_ptr<runner> r_;
   int mutation_;
 };
+
+// Key rows come from fewer KV heads where every head's query-row statistics cost more than
+// validation_kv_rows' budget (3e10 multiply-adds), spread from the last head.
+TEST(backward_validation, key_rows_come_from_fewer_heads_on_large_problems) {
+  auto heads_of = [](const problem& p) {
+    std::set<std::int64_t> heads;
+    const std::vector<std::int64_t> rows = validation_kv_rows(p);
+    EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+    EXPECT_EQ(std::set<std::int64_t>(rows.begin(), rows.end()).size(), rows.size());
+    for (const std::int64_t r : rows) {
+      EXPECT_GE(r, 0);
+      EXPECT_LT(r, p.B * p.Hkv * p.Nkv);
+      heads.insert(r / p.Nkv);
+    }
+    return heads;
+  };
+  EXPECT_EQ(heads_of(make_problem(2, 4, 2, 64, 96, 16, dtype::bf16, "none", 64, 64)).size(), 4u);  // every row
+  EXPECT_EQ(heads_of(make_problem(1, 16, 16, 4096, 4096, 64, dtype::bf16, "none", 64, 64)).size(), 16u);
+  const std::set<std::int64_t> six = heads_of(make_problem(1, 16, 16, 8192, 8192, 64, dtype::bf16, "none", 64, 64));
+  EXPECT_EQ(six, (std::set<std::int64_t>{0, 3, 6, 9, 12, 15}));
+  EXPECT_EQ(heads_of(make_problem(1, 16, 16, 16384, 16384, 128, dtype::bf16, "none", 64, 64)),
+            std::set<std::int64_t>{15});
+  EXPECT_EQ(heads_of(make_problem(1, 16, 4, 8192, 8192, 128, dtype::bf16, "none", 64, 64)),  // GQA: 4 query heads each
+            std::set<std::int64_t>{3});
+}
+
+// The reference computes the statistics of the query rows the requested rows need only: the same
+// key rows' dK, dV with one sampled query row as with every query row.
+TEST(backward_reference, needs_only_the_statistics_of_the_requested_rows) {
+  const problem p = make_problem(2, 4, 2, 33, 47, 16, dtype::fp32, "causal", 32, 32);
+  const host_inputs in = backward_inputs(p, 5);
+  const std::vector<std::int64_t> kv = {1 * p.Nkv + 3, 3 * p.Nkv + 40};  // (b 0, hkv 1), (b 1, hkv 1)
+  std::vector<std::int64_t> every(static_cast<std::size_t>(p.rows()));
+  for (std::size_t x = 0; x < every.size(); ++x) every[x] = static_cast<std::int64_t>(x);
+  const std::vector<std::int64_t> one = {5};
+  const reference_grads few = reference_softmax_backward(in, one, kv);
+  const reference_grads all = reference_softmax_backward(in, every, kv);
+  EXPECT_EQ(few.dk, all.dk);
+  EXPECT_EQ(few.dv, all.dv);
+  EXPECT_EQ(std::vector<double>(few.dq.begin(), few.dq.end()),
+            std::vector<double>(all.dq.begin() + 5 * p.d, all.dq.begin() + 6 * p.d));
+}
 
 TEST(backward_validation, gradient_errors_reach_the_result_and_fail_when_wrong) {
   auto be = make_cpu_backend();

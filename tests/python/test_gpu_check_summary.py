@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import gpu_check_summary
 
 
@@ -37,3 +39,46 @@ def test_a_scan_slower_at_the_longest_length_has_no_crossover(tmp_path: Path) ->
 
 def test_no_crossover_step_output_gives_no_table(tmp_path: Path) -> None:
     assert gpu_check_summary.crossover_table(str(tmp_path)) == []
+
+
+# The env step's nvidia-smi table as the H200 run at 5759d44 wrote it (no `nvidia-smi -L` line).
+SMI_TABLE = """|=========================================+========================+======================|
+|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                    0 |
+| N/A   39C    P0             79W /  700W |       0MiB / 143771MiB |      0%      Default |
+"""
+
+
+def test_device_from_the_nvidia_smi_table_row() -> None:
+    assert gpu_check_summary.device_name(SMI_TABLE) == "NVIDIA H200"
+
+
+def test_device_from_nvidia_smi_list_first() -> None:
+    env = "GPU 0: NVIDIA H200 (UUID: GPU-1234)\n" + SMI_TABLE.replace("H200", "H100")
+    assert gpu_check_summary.device_name(env) == "NVIDIA H200"
+    assert gpu_check_summary.device_name("nvidia-smi failed\n") == "unknown"
+
+
+def result_of(out: Path, capsys: pytest.CaptureFixture[str], entries: list[dict]) -> str:
+    (out / "quick.json").write_text(json.dumps({"context": {}, "benchmarks": entries}))
+    gpu_check_summary.main([str(out)])
+    row = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("torch_sdpa ")]
+    return row[0].split()[-1]
+
+
+FWD = {"variant": "torch_sdpa", "pass": "fwd", "status": "ok", "rel_err": 2.3e-3, "err_ok": True, "tflops": 700.0}
+# A backward-only peer entry as peers.py writes it: no forward output, so rel_err None.
+BWD = {"variant": "torch_sdpa", "pass": "bwd", "status": "ok", "rel_err": None, "grad_err": 2.4e-3,
+       "dq_err": 2.4e-3, "dk_err": 1.0e-3, "dv_err": 1.0e-3, "grad_tolerance": 0.03, "err_ok": True}
+
+
+def test_a_bwd_entry_is_judged_by_its_gradient_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert result_of(tmp_path, capsys, [FWD, BWD]) == "PASS"
+
+
+def test_a_wrong_gradient_still_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the negative controls: above grad_tolerance (even with err_ok True), err_ok False, no gradient error
+    assert result_of(tmp_path, capsys, [FWD, {**BWD, "grad_err": 0.05}]) == "FAIL"
+    assert result_of(tmp_path, capsys, [FWD, {**BWD, "err_ok": False}]) == "FAIL"
+    assert result_of(tmp_path, capsys, [FWD, {**BWD, "grad_err": None}]) == "FAIL"
+    assert result_of(tmp_path, capsys, [FWD, {**BWD, "grad_err": float("nan")}]) == "FAIL"
+    assert result_of(tmp_path, capsys, [{**FWD, "rel_err": None}, BWD]) == "FAIL"
