@@ -84,23 +84,9 @@ skip_step() {  # skip_step NAME WHY
   command -v nvcc >/dev/null && nvcc --version || echo "no nvcc on PATH"
   cmake --version 2>/dev/null | head -1; ninja --version 2>/dev/null; python3 --version
 } > "$out/env.txt" 2>&1
-# .debs/root.tgz (fetch_debs.sh) is .debs/root compressed, 14 MB against 47: unpacked here.
-if [[ ! -d "$root/.debs/root/usr" && -f "$root/.debs/root.tgz" ]]; then
-  tar -xzf "$root/.debs/root.tgz" -C "$root/.debs" 2>"$out/debs_unpack.log" ||
-    echo "gpu_check: .debs/root.tgz did not unpack (see $out/debs_unpack.log)" >&2
-fi
-carried="$root/.debs/root/usr"
-if [[ -d "$carried" ]]; then
-  arch_lib="$carried/lib/x86_64-linux-gnu"
-  export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-# cuDNN of python3's wheel (where the GPU box keeps it): prebuilt modules carry the build
-# machine's RUNPATH, so the loader is told here.
-cudnn_wheel="$(timeout 30 python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null)"
-[[ -n "$cudnn_wheel" && -d "$cudnn_wheel/lib" ]] &&
-  export LD_LIBRARY_PATH="$cudnn_wheel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[[ -x "$root/.debs/bin/cuobjdump" ]] && export CUOBJDUMP="$root/.debs/bin/cuobjdump"
-[[ -x "$root/.debs/bin/nvdisasm" ]] && export NVDISASM="$root/.debs/bin/nvdisasm"
+# shellcheck source=scripts/gpu_env.sh
+source "$root/scripts/gpu_env.sh"
+gpu_env_setup "$root" "$out"
 
 # ---- summary (also written when the check stops early) -----------------------------------------
 write_summary() {
@@ -129,10 +115,7 @@ if [[ -f "$prebuilt" || -d "$prebuilt" ]]; then
     pb="$build-prebuilt"
     rm -rf "$pb" && mkdir -p "$pb" && tar -xzf "$prebuilt" -C "$pb" 2>"$out/prebuilt.log"
   fi
-  # Built elsewhere: their RUNPATH names the build machine's toolkit; this one's libraries first.
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do
-    [[ -d "$d" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH${LD_LIBRARY_PATH:+:}$d"
-  done
+  gpu_env_add_toolkit  # built elsewhere: their RUNPATH names the build machine's toolkit
   # A prebuilt attnbench runs here when it starts and loads its CUDA module.
   if timeout 60 "$pb/bin/attnbench" list --backend cuda > "$out/prebuilt.log" 2>&1; then
     bin="$pb/bin/attnbench"; tests_bin="$pb/bin/attnbench_gpu_tests"

@@ -103,11 +103,61 @@ def smoke_verdicts(doc: dict) -> dict[str, str]:
     return verdict
 
 
+def compare_table(runs: list[tuple[str, str]]) -> list[str]:
+    """scripts/gpu_compare.sh: per entry name, each build's median time, TFLOP/s and error
+    (gradient error for bwd / fwd_bwd), the builds in the order given; the last column is each
+    later build's time over the first's (below 1: faster). runs: (build, results JSON path)."""
+    per: dict[str, dict[str, dict]] = defaultdict(dict)
+    order: list[str] = []
+    notes: list[str] = []
+    for build, path in runs:
+        doc, note = load_run(os.path.dirname(path) or ".", os.path.basename(path))
+        if note:
+            notes.append(f"{build}: {note}")
+        for b in (doc or {}).get("benchmarks", []):
+            name = b.get("name", "?")
+            if name not in per:
+                order.append(name)
+            per[name][build] = b
+    builds = [b for b, _ in runs]
+    lines = [f"compare ({', '.join(builds)}): time ms / TFLOP/s / error; ratio = time / {builds[0]}'s"] + notes
+    for name in order:
+        lines.append(name)
+        base = per[name].get(builds[0], {})
+        for build in builds:
+            b = per[name].get(build)
+            if b is None:
+                lines.append(f"  {build:16s} not run")
+                continue
+            if b.get("status", "ok") != "ok":
+                lines.append(f"  {build:16s} {b.get('status')}: {(b.get('error_message') or '')[:100]}")
+                continue
+            backward = b.get("pass") in ("bwd", "fwd_bwd")
+            err = b.get("grad_err") if backward else b.get("rel_err")
+            ratio = ""
+            if build != builds[0] and base.get("status", "ok") == "ok" and base.get("real_time"):
+                ratio = f"  x{b.get('real_time', 0.0) / base['real_time']:.3f}"
+            lines.append(f"  {build:16s} {b.get('real_time', 0.0):10.4f} {b.get('tflops') or 0.0:8.1f}  "
+                         f"{err if err is not None else 'none'!s:>10.10s}{'' if not entry_bad(b) else '  BAD'}{ratio}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gpu_check_summary.py",
                                  description="summary.txt of one scripts/gpu_check.sh output folder")
-    ap.add_argument("out", help="the folder scripts/gpu_check.sh wrote")
-    out = ap.parse_args(argv).out
+    ap.add_argument("out", nargs="?", help="the folder scripts/gpu_check.sh wrote")
+    ap.add_argument("--compare", nargs="+", metavar="BUILD=RESULTS.json",
+                    help="instead: the table of scripts/gpu_compare.sh (the same entries run by several builds)")
+    args = ap.parse_args(argv)
+    if args.compare:
+        runs = [tuple(c.split("=", 1)) for c in args.compare if "=" in c]
+        if len(runs) != len(args.compare):
+            ap.error("--compare takes BUILD=RESULTS.json")
+        print("\n".join(compare_table(runs)))  # type: ignore[arg-type]
+        return 0
+    if not args.out:
+        ap.error("the folder scripts/gpu_check.sh wrote, or --compare")
+    out = args.out
     lines: list[str] = []
     env = read(os.path.join(out, "env.txt"))
     lines.append(f"device: {device_name(env)}")

@@ -82,3 +82,20 @@ def test_a_wrong_gradient_still_fails(tmp_path: Path, capsys: pytest.CaptureFixt
     assert result_of(tmp_path, capsys, [FWD, {**BWD, "grad_err": None}]) == "FAIL"
     assert result_of(tmp_path, capsys, [FWD, {**BWD, "grad_err": float("nan")}]) == "FAIL"
     assert result_of(tmp_path, capsys, [{**FWD, "rel_err": None}, BWD]) == "FAIL"
+
+
+def test_compare_table_gives_each_builds_time_ratio_and_marks_bad_entries(tmp_path: Path) -> None:
+    def entry(t: float, grad: float) -> dict:
+        return {"name": "flash2/bwd", "pass": "bwd", "status": "ok", "real_time": t, "tflops": 100.0 / t,
+                "grad_err": grad, "grad_tolerance": 0.03, "err_ok": grad <= 0.03}
+    (tmp_path / "old.json").write_text(json.dumps({"benchmarks": [entry(2.0, 0.002)]}))
+    (tmp_path / "new.json").write_text(json.dumps({"benchmarks": [entry(1.5, 0.5)]}))  # faster, but wrong
+    # A build cut off before its JSON: its results log is read.
+    (tmp_path / "cut.json.log.jsonl").write_text(json.dumps({"context": {}}) + "\n" + json.dumps(entry(4.0, 0.002)))
+    lines = gpu_check_summary.compare_table([("old", str(tmp_path / "old.json")), ("new", str(tmp_path / "new.json")),
+                                             ("cut", str(tmp_path / "cut.json"))])
+    by_build = {ln.split()[0]: ln for ln in lines if ln.startswith("  ")}
+    assert "x0.750" in by_build["new"] and "BAD" in by_build["new"]
+    assert "x2.000" in by_build["cut"] and "BAD" not in by_build["cut"]
+    assert "BAD" not in by_build["old"] and " x" not in by_build["old"]
+    assert any("cut: cut.json incomplete" in ln for ln in lines)
