@@ -9,7 +9,8 @@
 // order, the warp computing each score together (lanes split d) and
 // accumulating p * v_j into lanes' slices of the output row. Visibility of
 // query head h (per-head layouts); sparse terms must be in device memory.
-// Cost (estimated for an H200; never measured): pass 1 ~2 d / 32
+// Cost (measured on an H200, 2026-12-04: ~14 s for B4 H16 N 16k d 128 without a mask, 0.6
+// TFLOP/s at 4 d FLOPs per pair; what a large forward entry waits on): pass 1 ~2 d / 32
 // warp instructions per key of a visible tile, pass 2 ~(3 d / 32 + 12) per
 // visible key, i.e. ~6 d FLOPs per visible pair at ~10-17 SM cycles per pair. Linear:
 // one pass over the visible keys, accumulating w_j = phi(q).phi(k_j) times
