@@ -49,6 +49,11 @@ ab_emu_negative(reference_load_bound reference ${k}/reference/reference_device.c
   "for (std::int64_t x = lane; x < d; x += 32) qs[warp][x] = to_float(q[row * d + x]);"
   "for (std::int64_t x = lane; x < d - 1; x += 32) qs[warp][x] = to_float(q[row * d + x]);"
   gtest --gtest_filter=CudaReferenceFp32.SoftmaxMatchesFp64)
+# Its GEMM path: every piece's softmax told it starts at the group's first row (the masks and
+# lse of the rows after the first piece are another row's; the 7-row pieces of the test).
+ab_emu_negative(reference_gemm_piece_rows reference ${k}/reference/reference_device.cu
+  "32 * warps_per_block, 0, st, p, row0 + r0, rows," "32 * warps_per_block, 0, st, p, row0, rows,"
+  gtest --gtest_filter=CudaReferenceFp32.SoftmaxMatchesFp64)
 
 # Split-KV merge: partials read with a split-major stride the split kernel
 # does not write (interleaved instead of [split][row]).

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "kernels/reference/attention_reference.hpp"
 #include "tests/gpu/cuda_cases.hpp"
@@ -11,9 +13,24 @@
 namespace attnbench::testing {
 namespace {
 
-error_report check_device_reference(attention_math math, const problem& p) {
+// Every path: the cuBLAS GEMMs (the default) in every dtype; the same in pieces of 7 rows (a
+// piece splits a head's rows and crosses into the next head of the group) in fp16; the warp
+// kernel (where the GEMMs' buffers do not fit) in bf16. (Every path in every dtype tripled the
+// test's 25 s under the emulator.)
+struct path_dtypes {
+  cuda::reference_path path;
+  std::vector<dtype> types;
+};
+const path_dtypes all_paths[] = {
+    {cuda::reference_path::gemm_when_it_fits, {dtype::fp32, dtype::fp16, dtype::bf16}},
+    {cuda::reference_path::gemm_in_7_row_pieces, {dtype::fp16}},
+    {cuda::reference_path::warp_kernel, {dtype::bf16}},
+};
+
+error_report check_device_reference(attention_math math, const problem& p,
+                                    cuda::reference_path path = cuda::reference_path::gemm_when_it_fits) {
   const host_inputs in = make_inputs(p, 4321);
-  const host_outputs dev = cuda::reference_fp32_on_device(math, in);
+  const host_outputs dev = cuda::reference_fp32_on_device(math, in, path);
   const auto rows = all_rows(p);
   const reference_rows ref = reference_for(math, in, rows);
   const std::span<const double> ref_lse =
@@ -23,29 +40,32 @@ error_report check_device_reference(attention_math math, const problem& p) {
 
 TEST(CudaReferenceFp32, SoftmaxMatchesFp64) {
   ATTN_REQUIRE_GPU();
-  for (const shape& s : small_shapes())
-    for (const std::string& m : softmax_masks())
-      for (dtype t : {dtype::fp32, dtype::fp16, dtype::bf16}) {
-        const problem p = make_problem(s, t, m);
-        SCOPED_TRACE(describe(p));
-        const error_report e = check_device_reference(attention_math::softmax, p);
-        EXPECT_EQ(e.nonfinite, 0);
-        EXPECT_LE(e.rel_l2, fp32_tol);
-        EXPECT_LE(e.lse_max_abs, 1e-5);
-      }
+  for (const auto& [path, types] : all_paths)
+    for (const shape& s : small_shapes())
+      for (const std::string& m : softmax_masks())
+        for (dtype t : types) {
+          const problem p = make_problem(s, t, m);
+          SCOPED_TRACE(describe(p) + " path " + std::to_string(static_cast<int>(path)));
+          const error_report e = check_device_reference(attention_math::softmax, p, path);
+          EXPECT_EQ(e.nonfinite, 0);
+          EXPECT_LE(e.rel_l2, fp32_tol);
+          EXPECT_LE(e.lse_max_abs, 1e-5);
+        }
 }
 
 TEST(CudaReferenceFp32, RowsWithoutKeysAreZeroWithMinusInfLse) {
   ATTN_REQUIRE_GPU();
   // causal with Nq > Nkv: the first Nq - Nkv rows see no key.
   const problem p = make_problem({1, 2, 1, 40, 16, 64}, dtype::fp16, "causal");
-  const host_outputs dev = cuda::reference_fp32_on_device(attention_math::softmax, make_inputs(p));
-  for (std::int64_t z = 0; z < p.B * p.H; ++z)
-    for (std::int64_t i = 0; i < p.Nq - p.Nkv; ++i) {
-      const std::int64_t row = z * p.Nq + i;
-      EXPECT_TRUE(std::isinf(dev.lse[row]) && dev.lse[row] < 0) << row;
-      for (std::int64_t x = 0; x < p.d; ++x) ASSERT_EQ(dev.o[row * p.d + x], 0.f) << row;
-    }
+  for (const auto& [path, types] : all_paths) {
+    const host_outputs dev = cuda::reference_fp32_on_device(attention_math::softmax, make_inputs(p), path);
+    for (std::int64_t z = 0; z < p.B * p.H; ++z)
+      for (std::int64_t i = 0; i < p.Nq - p.Nkv; ++i) {
+        const std::int64_t row = z * p.Nq + i;
+        EXPECT_TRUE(std::isinf(dev.lse[row]) && dev.lse[row] < 0) << row;
+        for (std::int64_t x = 0; x < p.d; ++x) ASSERT_EQ(dev.o[row * p.d + x], 0.f) << row;
+      }
+  }
 }
 
 TEST(CudaReferenceFp32, LinearMatchesFp64) {

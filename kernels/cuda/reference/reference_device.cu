@@ -1,6 +1,8 @@
 // On-device fp32 reference (see reference_device.cuh): correctness over speed.
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/mask.hpp"
@@ -8,6 +10,7 @@
 #include "core/cuda/dtype_traits.cuh"
 #include "core/cuda/launch.cuh"
 #include "kernels/cuda/reference/reference_device.cuh"
+#include "kernels/cuda/unfused/unfused_kernels.cuh"  // cublas_handle()
 
 namespace attnbench::cuda {
 
@@ -135,6 +138,104 @@ __global__ void __launch_bounds__(32 * warps_per_block)
   }
 }
 
+// The GEMM path's softmax: one warp per row of a piece of `rows` consecutive query rows
+// starting at global row row0 (z = b H + h, row = z Nq + i); s holds their scaled scores
+// [rows][Nkv] and gets P (0 where masked; a row with no visible key is all 0, lse -inf).
+// (Launch bounds with 1 block: ptxas's default spilled 4 bytes on sm_90 at 64 registers.)
+__global__ void __launch_bounds__(32 * warps_per_block, 1)
+    reference_softmax_rows_kernel(problem p, std::int64_t row0, std::int64_t rows, float* s, float* lse) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t r = std::int64_t(blockIdx.x) * warps_per_block + warp;
+  if (r >= rows) return;
+  const std::int64_t row = row0 + r, z = row / p.Nq, i = row % p.Nq, h = z % p.H;
+  float* const sr = s + r * p.Nkv;
+  float m = -INFINITY;
+  for (std::int64_t j = lane; j < p.Nkv; j += 32)
+    if (is_visible(p, h, i, j)) m = fmaxf(m, sr[j]);
+  for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+  float l = 0.f;
+  if (m != -INFINITY)
+    for (std::int64_t j = lane; j < p.Nkv; j += 32)
+      if (is_visible(p, h, i, j)) l += expf(sr[j] - m);
+  l = warp_sum(l);
+  for (std::int64_t j = lane; j < p.Nkv; j += 32) sr[j] = l > 0.f && is_visible(p, h, i, j) ? expf(sr[j] - m) / l : 0.f;
+  if (lse && lane == 0) lse[row] = l > 0.f ? m + logf(l) : -INFINITY;
+}
+
+template <class T>
+__global__ void to_fp32_kernel(const T* x, float* y, std::int64_t n) {
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += std::int64_t(gridDim.x) * blockDim.x)
+    y[e] = to_float(x[e]);
+}
+
+// An fp32 copy of a device tensor in p.type (none needed for fp32: `own` stays empty).
+const float* as_fp32(const problem& p, const void* x, std::int64_t n, device_buffer& own, cudaStream_t st) {
+  if (p.type == dtype::fp32) return static_cast<const float*>(x);
+  own = device_buffer(static_cast<std::size_t>(n) * sizeof(float));
+  dispatch_dtype(p.type, [&](auto t) {
+    using T = decltype(t);
+    launch(to_fp32_kernel<T>, 1024u, 256, 0, st, static_cast<const T*>(x), own.get<float>(), n);
+  });
+  ATTN_CUDA_CHECK_LAUNCH();
+  return own.get<float>();
+}
+
+// C (column-major m x n, ldc m) = alpha op(A) B on fp32 operands with fp32 arithmetic
+// (CUBLAS_COMPUTE_32F: no TF32, no tensor cores).
+void sgemm(cublasOperation_t ta, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+           float* c) {
+  const float zero = 0.f;
+  ATTN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas_handle(), ta, CUBLAS_OP_N, m, n, k, &alpha, a, CUDA_R_32F, lda, 0,
+                                               b, CUDA_R_32F, ldb, 0, &zero, c, CUDA_R_32F, m, 0, 1, CUBLAS_COMPUTE_32F,
+                                               CUBLAS_GEMM_DEFAULT));
+}
+
+// Scores for pieces of at most this many bytes (one piece: 32k query rows at Nkv 4k).
+constexpr std::size_t gemm_workspace_bytes = std::size_t(512) << 20;
+
+// The GEMM path: per (batch, KV head), the group's query rows (its G heads are consecutive rows)
+// in pieces: S = scale Q K^T, the masked softmax in place, O = P V. False, with nothing
+// written, when its buffers do not fit in device memory (the warp kernel then runs).
+bool reference_softmax_fp32_gemm(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
+                                 cudaStream_t st, std::int64_t max_piece) {
+  device_buffer q32, k32, v32, s;
+  const std::int64_t group_rows = p.group() * p.Nq;
+  const std::int64_t piece = std::max<std::int64_t>(
+      1, std::min({group_rows, max_piece, static_cast<std::int64_t>(gemm_workspace_bytes) / (p.Nkv * 4)}));
+  const float *qf = nullptr, *kf = nullptr, *vf = nullptr;
+  try {
+    s = device_buffer(static_cast<std::size_t>(piece * p.Nkv) * sizeof(float));
+    qf = as_fp32(p, q, p.q_elems(), q32, st);
+    kf = as_fp32(p, k, p.kv_elems(), k32, st);
+    vf = as_fp32(p, v, p.kv_elems(), v32, st);
+  } catch (const std::exception&) {
+    (void)cudaGetLastError();  // the failed cudaMalloc; the warp kernel needs none of these
+    return false;
+  }
+  ATTN_CUBLAS_CHECK(cublasSetStream(cublas_handle(), st));
+  const int nkv = static_cast<int>(p.Nkv), d = static_cast<int>(p.d);
+  const float scale = 1.f / sqrtf(static_cast<float>(p.d));
+  for (std::int64_t b = 0; b < p.B; ++b)
+    for (std::int64_t kvh = 0; kvh < p.Hkv; ++kvh) {
+      const std::int64_t row0 = (b * p.H + kvh * p.group()) * p.Nq, kv = (b * p.Hkv + kvh) * p.Nkv * p.d;
+      for (std::int64_t r0 = 0; r0 < group_rows; r0 += piece) {
+        const std::int64_t rows = std::min(piece, group_rows - r0);
+        // Column-major: S^T [Nkv x rows] = K [d x Nkv]^T Q^T [d x rows].
+        sgemm(CUBLAS_OP_T, nkv, static_cast<int>(rows), d, scale, kf + kv, d, qf + (row0 + r0) * p.d, d,
+              s.get<float>());
+        launch(reference_softmax_rows_kernel, static_cast<unsigned>((rows + warps_per_block - 1) / warps_per_block),
+               32 * warps_per_block, 0, st, p, row0 + r0, rows, s.get<float>(), lse);
+        ATTN_CUDA_CHECK_LAUNCH();
+        // O^T [d x rows] = V^T [d x Nkv] P^T [Nkv x rows].
+        sgemm(CUBLAS_OP_N, d, static_cast<int>(rows), nkv, 1.f, vf + kv, d, s.get<float>(), nkv, o + (row0 + r0) * p.d);
+      }
+    }
+  // The workspaces are freed on return: the caller's stream must be done with them first.
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(st));
+  return true;
+}
+
 unsigned blocks_for(const problem& p) {
   return static_cast<unsigned>((p.rows() + warps_per_block - 1) / warps_per_block);
 }
@@ -142,7 +243,10 @@ unsigned blocks_for(const problem& p) {
 }  // namespace
 
 void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
-                                   cudaStream_t st) {
+                                   cudaStream_t st, reference_path path) {
+  const std::int64_t max_piece =
+      path == reference_path::gemm_in_7_row_pieces ? 7 : std::numeric_limits<std::int64_t>::max();
+  if (path != reference_path::warp_kernel && reference_softmax_fp32_gemm(p, q, k, v, o, lse, st, max_piece)) return;
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     launch(reference_softmax_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st, p, static_cast<const T*>(q),
@@ -192,7 +296,7 @@ device_mask mask_on_device(const problem& p, cudaStream_t st) {
   return out;
 }
 
-host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in) {
+host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in, reference_path path) {
   // e4m3 inputs arrive as code x scale (host_inputs): exact in fp32, so the
   // reference reads them as fp32 tensors.
   const cudaStream_t st = stream();
@@ -205,7 +309,7 @@ host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in
     device_buffer q = upload<T>(in.q, st), k = upload<T>(in.k, st), v = upload<T>(in.v, st);
     device_buffer o(p.o_elems() * sizeof(float)), lse(p.rows() * sizeof(float));
     if (math == attention_math::softmax)
-      reference_softmax_fp32_device(p, q.get(), k.get(), v.get(), o.get<float>(), lse.get<float>(), st);
+      reference_softmax_fp32_device(p, q.get(), k.get(), v.get(), o.get<float>(), lse.get<float>(), st, path);
     else
       reference_linear_fp32_device(p, q.get(), k.get(), v.get(), o.get<float>(), st);
     out.o.resize(p.o_elems());

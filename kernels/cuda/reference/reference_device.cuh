@@ -1,6 +1,10 @@
-// On-device fp32 reference: plain, slow, obviously right. Used by the GPU
-// tests to check shapes too large for the fp64 CPU reference (which is itself
-// checked against this one on small shapes).
+// On-device fp32 reference: plain and obviously right. Used by the GPU tests and the
+// sweep's check of every output element (harness/cuda/device_check.cpp) on shapes too large
+// for the fp64 CPU reference (which is itself checked against this one on small shapes).
+//
+// Softmax, by default: fp32 GEMMs on cuBLAS around a masked row softmax (reference_path
+// below), the scores of up to 512 MiB of query rows at a time; the kernel below when they do
+// not fit.
 //
 // One warp per query row. Softmax: pass 1, lanes take keys j = lane, lane+32,
 // ... and keep an online (max, sum) of the visible scores (each tile of 32 keys
@@ -24,11 +28,22 @@
 
 namespace attnbench::cuda {
 
+// How the softmax reference computes: by default fp32 GEMMs on cuBLAS (CUBLAS_COMPUTE_32F,
+// no TF32) around a masked row softmax, per (batch, KV head) in pieces of at most 512 MiB of
+// scores; the warp-per-row kernel above when those buffers do not fit (or when asked, for its
+// tests). The GEMMs: 4 d FLOPs per pair at fp32 rates (~51 TFLOP/s on an H200) against the
+// warp kernel's 0.6 TFLOP/s measured there.
+enum class reference_path {
+  gemm_when_it_fits,
+  gemm_in_7_row_pieces,  // for its tests: pieces that split a head's rows and cross heads
+  warp_kernel,
+};
+
 // q, k, v: device pointers in p.type, layouts as in core/problem.hpp.
 // o: [B*H*Nq, d] fp32; lse: [B*H*Nq] fp32 (-inf for rows without a visible
 // key; may be null). Enqueued on `st`; rows without a visible key give zeros.
 void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
-                                   cudaStream_t st);
+                                   cudaStream_t st, reference_path path = reference_path::gemm_when_it_fits);
 // Linear attention (phi = elu + 1), masks none and causal; lse is not written.
 void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o,
                                   cudaStream_t st);
@@ -44,6 +59,7 @@ device_mask mask_on_device(const problem& p, cudaStream_t st);
 
 // Convenience for tests: uploads in.q/k/v (rounded to in.p.type), runs the
 // reference for `math` and returns O (and lse for softmax) in fp32.
-host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in);
+host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in,
+                                      reference_path path = reference_path::gemm_when_it_fits);
 
 }  // namespace attnbench::cuda
