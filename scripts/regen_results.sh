@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every chart and report from every attnbench JSON under results/ into
+# Regenerates every chart and report from every attnbench JSON under results/ (not the
+# ceilings.json and kernel_resources.json a GPU check's folder keeps beside them) into
 # build/report-check/<same relative path, without .json>/ (report.md + PNG + SVG),
 # and fails (status 1) if any report fails; each failure is named on stderr.
 #
@@ -42,6 +43,13 @@ run_report() {  # $1 = JSON, $2 = output folder
 if [[ -d "$results" ]]; then
   while IFS= read -r -d '' f; do
     rel="${f#"$results"/}"
+    # A GPU check's folder also keeps its ceilings and kernel resources (other formats:
+    # "ceilings" or "kernels" at the top, no "benchmarks"); any other JSON must report.
+    if "$py" -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(0 if isinstance(d, dict) and "benchmarks" not in d and ("ceilings" in d or "kernels" in d) else 1)' "$f" 2>/dev/null; then
+      echo "regen_results: not a results file: $f"
+      continue
+    fi
     run_report "$f" "$out_root/${rel%.json}"
   done < <(find "$results" -type f -name '*.json' -print0 | sort -z)
 fi

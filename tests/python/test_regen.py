@@ -64,3 +64,18 @@ def test_failing_sweep_fails(tmp_path):
                ATTNBENCH_REPORT_CHECK_DIR=str(tmp_path / "check"))
     r = subprocess.run(["bash", SCRIPT, "--sweep", "/bin/false"], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 1 and "FAILED the CPU quick sweep" in r.stderr
+
+
+def test_a_gpu_checks_ceilings_and_kernel_resources_are_not_reports(tmp_path):
+    res = tmp_path / "results" / "gpu-check"
+    res.mkdir(parents=True)
+    shutil.copy(fixture_path("cpu_small.json"), res / "quick.json")
+    (res / "ceilings.json").write_text('{"ceilings": {"measured": {}}}')
+    (res / "kernel_resources.json").write_text('{"kernels": []}')
+    # Control: a JSON of neither kind without benchmarks still fails as a report.
+    (res / "other.json").write_text('{"context": {}}')
+    r = _run(tmp_path / "results", tmp_path / "check")
+    assert r.returncode == 1
+    assert "not a results file" in r.stdout and "ceilings.json" in r.stdout and "kernel_resources.json" in r.stdout
+    assert "FAILED" in r.stderr and "other.json" in r.stderr and "ceilings.json" not in r.stderr
+    assert (tmp_path / "check" / "gpu-check" / "quick" / "report.md").is_file()
