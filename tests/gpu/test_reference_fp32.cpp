@@ -53,6 +53,22 @@ TEST(CudaReferenceFp32, SoftmaxMatchesFp64) {
         }
 }
 
+// The sparse terms (random blocks, strides) read from device memory, through both kinds of path.
+TEST(CudaReferenceFp32, SparseTermMasksMatchFp64) {
+  ATTN_REQUIRE_GPU();
+  for (const cuda::reference_path path :
+       {cuda::reference_path::gemm_in_7_row_pieces, cuda::reference_path::warp_kernel})
+    for (const char* m : {"causal+random:16,2", "strided:6,5", "global:2+strided:4,3"})
+      for (const shape& s : {shape{1, 4, 2, 70, 45, 32}, shape{1, 2, 2, 37, 53, 64}}) {
+        const problem p = make_problem(s, dtype::bf16, m);
+        SCOPED_TRACE(describe(p) + " path " + std::to_string(static_cast<int>(path)));
+        const error_report e = check_device_reference(attention_math::softmax, p, path);
+        EXPECT_EQ(e.nonfinite, 0);
+        EXPECT_LE(e.rel_l2, fp32_tol);
+        EXPECT_LE(e.lse_max_abs, 1e-5);
+      }
+}
+
 TEST(CudaReferenceFp32, RowsWithoutKeysAreZeroWithMinusInfLse) {
   ATTN_REQUIRE_GPU();
   // causal with Nq > Nkv: the first Nq - Nkv rows see no key.
