@@ -80,8 +80,9 @@ void device_output_check::make_reference(const device_runner& r, const host_inpu
     v = v32.get();
     p.type = dtype::fp32;
   }
+  reference_workspace ws;  // freed after the wait below
   if (m == attention_math::softmax)
-    reference_softmax_fp32_device(p, q, kk, v, k.o.get<float>(), k.lse.get<float>(), stream());
+    ws = reference_softmax_fp32_device(p, q, kk, v, k.o.get<float>(), k.lse.get<float>(), stream());
   else
     reference_linear_fp32_device(p, q, kk, v, k.o.get<float>(), stream());
   wait_for("the on-device fp32 reference of the output check", reference_flops(p));

@@ -195,11 +195,11 @@ void sgemm(cublasOperation_t ta, int m, int n, int k, float alpha, const float* 
 constexpr std::size_t gemm_workspace_bytes = std::size_t(512) << 20;
 
 // The GEMM path: per (batch, KV head), the group's query rows (its G heads are consecutive rows)
-// in pieces: S = scale Q K^T, the masked softmax in place, O = P V. False, with nothing
-// written, when its buffers do not fit in device memory (the warp kernel then runs).
+// in pieces: S = scale Q K^T, the masked softmax in place, O = P V, its buffers in `w`. False,
+// with nothing written, when they do not fit in device memory (the warp kernel then runs).
 bool reference_softmax_fp32_gemm(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
-                                 cudaStream_t st, std::int64_t max_piece) {
-  device_buffer q32, k32, v32, s;
+                                 cudaStream_t st, std::int64_t max_piece, reference_workspace& w) {
+  device_buffer &q32 = w.q, &k32 = w.k, &v32 = w.v, &s = w.s;
   const std::int64_t group_rows = p.group() * p.Nq;
   const std::int64_t piece = std::max<std::int64_t>(
       1, std::min({group_rows, max_piece, static_cast<std::int64_t>(gemm_workspace_bytes) / (p.Nkv * 4)}));
@@ -211,6 +211,7 @@ bool reference_softmax_fp32_gemm(const problem& p, const void* q, const void* k,
     vf = as_fp32(p, v, p.kv_elems(), v32, st);
   } catch (const std::exception&) {
     (void)cudaGetLastError();  // the failed cudaMalloc; the warp kernel needs none of these
+    w = {};
     return false;
   }
   ATTN_CUBLAS_CHECK(cublasSetStream(cublas_handle(), st));
@@ -231,8 +232,6 @@ bool reference_softmax_fp32_gemm(const problem& p, const void* q, const void* k,
         sgemm(CUBLAS_OP_N, d, static_cast<int>(rows), nkv, 1.f, vf + kv, d, s.get<float>(), nkv, o + (row0 + r0) * p.d);
       }
     }
-  // The workspaces are freed on return: the caller's stream must be done with them first.
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(st));
   return true;
 }
 
@@ -242,17 +241,20 @@ unsigned blocks_for(const problem& p) {
 
 }  // namespace
 
-void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
-                                   cudaStream_t st, reference_path path) {
+reference_workspace reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v,
+                                                  float* o, float* lse, cudaStream_t st, reference_path path) {
   const std::int64_t max_piece =
       path == reference_path::gemm_in_7_row_pieces ? 7 : std::numeric_limits<std::int64_t>::max();
-  if (path != reference_path::warp_kernel && reference_softmax_fp32_gemm(p, q, k, v, o, lse, st, max_piece)) return;
+  reference_workspace w;
+  if (path != reference_path::warp_kernel && reference_softmax_fp32_gemm(p, q, k, v, o, lse, st, max_piece, w))
+    return w;
   dispatch_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     launch(reference_softmax_kernel<T>, blocks_for(p), 32 * warps_per_block, 0, st, p, static_cast<const T*>(q),
            static_cast<const T*>(k), static_cast<const T*>(v), o, lse);
   });
   ATTN_CUDA_CHECK_LAUNCH();
+  return w;
 }
 
 void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o,
@@ -308,8 +310,9 @@ host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in
     using T = decltype(t);
     device_buffer q = upload<T>(in.q, st), k = upload<T>(in.k, st), v = upload<T>(in.v, st);
     device_buffer o(p.o_elems() * sizeof(float)), lse(p.rows() * sizeof(float));
+    reference_workspace ws;  // freed after the synchronize below
     if (math == attention_math::softmax)
-      reference_softmax_fp32_device(p, q.get(), k.get(), v.get(), o.get<float>(), lse.get<float>(), st, path);
+      ws = reference_softmax_fp32_device(p, q.get(), k.get(), v.get(), o.get<float>(), lse.get<float>(), st, path);
     else
       reference_linear_fp32_device(p, q.get(), k.get(), v.get(), o.get<float>(), st);
     out.o.resize(p.o_elems());

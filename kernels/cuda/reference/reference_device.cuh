@@ -39,11 +39,19 @@ enum class reference_path {
   warp_kernel,
 };
 
+// The GEMM path's buffers (fp32 copies of Q, K, V and a piece of scores), returned to the
+// caller: freeing them waits for the stream, so the caller keeps them past its own wait
+// (harness/cuda/device_check.cpp waits under the check's deadline). Empty for the warp kernel.
+struct reference_workspace {
+  device_buffer q, k, v, s;
+};
+
 // q, k, v: device pointers in p.type, layouts as in core/problem.hpp.
 // o: [B*H*Nq, d] fp32; lse: [B*H*Nq] fp32 (-inf for rows without a visible
 // key; may be null). Enqueued on `st`; rows without a visible key give zeros.
-void reference_softmax_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o, float* lse,
-                                   cudaStream_t st, reference_path path = reference_path::gemm_when_it_fits);
+[[nodiscard]] reference_workspace reference_softmax_fp32_device(
+    const problem& p, const void* q, const void* k, const void* v, float* o, float* lse, cudaStream_t st,
+    reference_path path = reference_path::gemm_when_it_fits);
 // Linear attention (phi = elu + 1), masks none and causal; lse is not written.
 void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o,
                                   cudaStream_t st);
