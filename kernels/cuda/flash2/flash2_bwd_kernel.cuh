@@ -30,9 +30,10 @@
 // head dims. First H200 run (results/nvidia-h200/gpu-check-5759d44): 111-120 TFLOP/s at
 // d = 64, N 4k-8k, against cuDNN's 427-442. Since then, on sm_90, the dQ atomics add float2
 // pairs (red.global.add.v2.f32): a warp's atomic then covers 8 whole 32-byte sectors
-// instead of 8 half-used ones. A second visit buffer (the next Q, dO, lse and D copied
-// during this visit) spilled 36-72 bytes at d = 128 beside 255 registers in every
-// arrangement tried; at d = 64 it fit (238 registers).
+// instead of 8 half-used ones: 0.773x the time at d = 64 and 0.661x at d = 128 (N 8k, same
+// call; 156 and 206 TFLOP/s). A second visit buffer (the next Q, dO, lse and D copied during
+// this visit, branch altb) took 1.18x the time at d = 64 and 1.00x at d = 128, where every
+// arrangement tried spilled 36-100 bytes beside 255 registers: not kept.
 #pragma once
 
 #include <cuda_runtime.h>
