@@ -62,10 +62,8 @@ model_figures model_sparse_backward_cpu(const problem& p) { return flash2_backwa
 namespace {
 
 model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
-  const std::int64_t e = dtype_bytes(p.type), br = cuda::kBwdBr, bc = cuda::kBwdBc;
-  problem g = p;
-  g.Br = br;
-  g.Bc = bc;
+  const std::int64_t e = dtype_bytes(p.type), br = p.Br, bc = p.Bc;
+  const problem& g = p;                               // at the entry's tile, a backward tile (the row's check)
   std::int64_t visit_rows = 0, pairs = 0, tiles = 0;  // per head
   for (std::int64_t kt = 0; kt < cuda::bwd_kv_tiles(g); ++kt)
     for (std::int64_t qt = 0; qt < cuda::bwd_q_tiles(g); ++qt)

@@ -78,6 +78,11 @@ ab_emu_negative_header(flash2_bwd_no_delta flash2_bwd ${k}/flash2/flash2_bwd_ker
 ab_emu_negative_header(flash2_bwd_wrong_group flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
   "h0 = kvh * group;" "h0 = (kvh + 1) % p.Hkv * group;"
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (b2) the sparse terms dropped from the backward's mask (random blocks, strides and the
+# per-head layout then see only their interval terms).
+ab_emu_negative_header(flash2_bwd_no_sparse_terms flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "sparse_bits |= 1u << c;" "sparse_bits |= 0u << c;"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
 # (c) the fp32 dQ accumulator not cleared by the preprocess: a run adds to whatever the
 # buffer held (the allocation's NaN poison, then the previous run's dQ).
 ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu

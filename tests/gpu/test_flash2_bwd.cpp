@@ -1,6 +1,7 @@
 // The CUDA flash2 backward (kernels/cuda/flash2/flash2_bwd_*; docs/backward.md): dQ, dK,
 // dV of the flash2 row at p.pass bwd and fwd_bwd against the fp64 backward reference on
-// small shapes: ragged lengths (not multiples of the 64 x 64 tile), Nq != Nkv both ways
+// small shapes at each backward tile (64 x 64, 4 warps; at d 64 also 64 x 128, 8 warps): ragged lengths
+// (not multiples of the tile), Nq != Nkv both ways
 // (causal bottom-right; Nq > Nkv leaves rows without a visible key), GQA ratios 1, 2, 4,
 // d 64 and 128, fp16 and bf16, B 2, masks none, causal, local (keys no row sees) and
 // causal+global. Each case runs twice after the gradients are
@@ -17,9 +18,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "core/block_layout.hpp"
 #include "core/mask.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cuda/flash2/flash2_bwd_params.hpp"
@@ -48,12 +54,45 @@ const bwd_case cases[] = {
     {2, 2, 2, 129, 64, 64, dtype::bf16, "causal", pass_kind::fwd_bwd},       // 65 empty rows, one key tile
     {1, 2, 1, 70, 133, 64, dtype::fp16, "local:5,0", pass_kind::bwd},        // keys 0..57 seen by no row
     {1, 4, 2, 90, 70, 128, dtype::bf16, "causal+global:8", pass_kind::bwd},  // global rows and keys, Nq > Nkv
+    // The sparse terms (element-wise from device memory, the causal-bound walk).
+    {1, 4, 2, 70, 133, 64, dtype::fp16, "causal+random:16,2", pass_kind::bwd},        // clipped random blocks
+    {1, 2, 1, 100, 90, 64, dtype::bf16, "global:2+strided:4,3", pass_kind::fwd_bwd},  // strides, no base
 };
 
-problem case_problem(const bwd_case& c) {
-  problem p = make_problem(c.B, c.H, c.Hkv, c.Nq, c.Nkv, c.d, c.type, c.mask, 64, 64);
-  p.pass = c.pass;
-  return p;
+// A per-head block layout (4 query heads over 2 KV heads, blocks of 16), written once: head h
+// keeps block (qb, kb) where (h + qb + 2 kb) % 3 != 0.
+std::string per_head_layout_mask() {
+  static const std::string mask = [] {
+    const std::int64_t H = 4, qb = 5, kb = 9;
+    std::vector<std::uint8_t> bits;
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t i = 0; i < qb; ++i)
+        for (std::int64_t j = 0; j < kb; ++j) bits.push_back((h + i + 2 * j) % 3 != 0);
+    const std::string path = (std::filesystem::path(::testing::TempDir()) /
+                              ("attnbench_cuda_bwd_layout_" + std::to_string(::getpid()) + ".npy"))
+                                 .string();
+    std::ofstream(path, std::ios::binary) << block_layout_npy({H, qb, kb}, bits);
+    return "layout:16:" + path;
+  }();
+  return mask;
+}
+
+// Every case at each of the backward's tiles (64 x 64, 64 x 128).
+std::vector<problem> case_problems() {
+  std::vector<problem> r;
+  for (const std::int64_t bc : cuda::kBwdBcs)
+    for (const bwd_case& c : cases) {
+      if (!cuda::is_bwd_tile(c.d, cuda::kBwdBr, bc)) continue;
+      problem p = make_problem(c.B, c.H, c.Hkv, c.Nq, c.Nkv, c.d, c.type, c.mask, cuda::kBwdBr, bc);
+      p.pass = c.pass;
+      r.push_back(p);
+    }
+  for (const std::int64_t bc : cuda::kBwdBcs) {
+    problem p = make_problem(1, 4, 2, 70, 133, 64, dtype::bf16, per_head_layout_mask(), cuda::kBwdBr, bc);
+    p.pass = pass_kind::bwd;
+    r.push_back(p);
+  }
+  return r;
 }
 
 std::vector<std::int64_t> every_kv_row(const problem& p) {
@@ -84,8 +123,7 @@ TEST(CudaFlash2Bwd, MatchesFp64ReferenceOnSmallShapes) {
   ATTN_REQUIRE_GPU();
   const variant& v = flash2_row();
   int seed = 70;
-  for (const bwd_case& c : cases) {
-    const problem p = case_problem(c);
+  for (const problem& p : case_problems()) {
     const std::string name = v.benchmark_name(p);
     ASSERT_TRUE(v.supports(p).ok) << name << ": " << v.supports(p).reason;
     host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
@@ -123,7 +161,7 @@ TEST(CudaFlash2Bwd, MatchesFp64ReferenceOnSmallShapes) {
           ASSERT_EQ(out.dv[key * p.d + x], 0.0f) << name << " key " << key;
         }
     }
-    if (c.Nq > c.Nkv && std::string(c.mask) == "causal") EXPECT_GT(empty_rows, 0) << name;
+    if (p.Nq > p.Nkv && p.mask.kind == mask_kind::causal && p.mask.global == 0) EXPECT_GT(empty_rows, 0) << name;
   }
 }
 
@@ -137,8 +175,7 @@ TEST(CudaFlash2Bwd, DeterministicRowIsBitIdenticalAndMatchesFp64) {
   const variant* v = find_variant("flash2_bwd_deterministic", backend_kind::cuda);
   ASSERT_NE(v, nullptr);
   int seed = 90;
-  for (const bwd_case& c : cases) {
-    problem p = case_problem(c);
+  for (problem p : case_problems()) {
     p.pass = pass_kind::bwd;
     const std::string name = v->benchmark_name(p);
     ASSERT_TRUE(v->supports(p).ok) << name << ": " << v->supports(p).reason;
@@ -191,22 +228,29 @@ TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {
   problem p = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, "causal", 64, 64);
   p.pass = pass_kind::bwd;
   EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
+  p.Bc = 128;  // the 8-warp tile, with its forward at 64 x 128
+  EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
+  p.d = 128;  // 64 x 128 at d 64 only (the forward has no 64 x 128 at d 128 either)
+  EXPECT_NE(v.supports(p).reason.find("64x128"), std::string::npos) << v.supports(p).reason;
+  p.d = 64;
   p.Br = 128;
-  EXPECT_NE(v.supports(p).reason.find("64x64 tile, not Br x Bc = 128x64"), std::string::npos) << v.supports(p).reason;
+  EXPECT_NE(v.supports(p).reason.find("not Br x Bc = 128x128"), std::string::npos) << v.supports(p).reason;
   p.pass = pass_kind::fwd;  // the forward keeps every tile
   EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
   p.Br = 64;
+  p.Bc = 64;
   p.pass = pass_kind::fwd_bwd;
   for (const char* m : {"local:16,0", "global:4", "causal+global:4"}) {
     problem q = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, m, 64, 64);
     q.pass = pass_kind::bwd;
     EXPECT_TRUE(v.supports(q).ok) << m << ": " << v.supports(q).reason;
   }
+  // The sparse terms too (element-wise, as the forward's covering walk), at d = 64 only.
   problem q = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, "causal+strided:16,8", 64, 64);
   q.pass = pass_kind::bwd;
-  EXPECT_NE(v.supports(q).reason.find("flash2 (cuda)'s backward supports masks none, causal, local and global only"),
-            std::string::npos)
-      << v.supports(q).reason;
+  EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
+  q.d = 128;
+  EXPECT_NE(v.supports(q).reason.find("sparse mask terms at d=64 only"), std::string::npos) << v.supports(q).reason;
   q.pass = pass_kind::fwd;  // control: the forward takes it
   EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
   p.type = dtype::fp32;
@@ -235,6 +279,14 @@ TEST(CudaFlash2BwdHost, ModelWorkedExample) {
   f.pass = pass_kind::fwd;
   p.pass = pass_kind::fwd_bwd;
   EXPECT_DOUBLE_EQ(v.model(p).bytes, m.bytes + v.model(f).bytes);
+  // At 64 x 128 one key tile holds all 70 keys: each query row visits once, and the two
+  // query tiles compute 64 x 128 pairs each.
+  problem w = p;
+  w.pass = pass_kind::bwd;
+  w.Bc = 128;
+  const double per_head_128 = per_head - 100 * (2 * d * e + 8 + 8 * d);
+  EXPECT_DOUBLE_EQ(model_flash2_backward_cuda(w).bytes, 2 * per_head_128 + per_kv_head);
+  EXPECT_DOUBLE_EQ(model_flash2_backward_cuda(w).flops_executed, 10 * d * 2 * 64 * 128 * 2);
   // Causal halves the visits: the key tile 1 (keys 64..69) is seen by query tile 1 only.
   problem c = make_problem(1, 1, 1, 128, 128, 64, dtype::fp16, "causal", 64, 64);
   c.pass = pass_kind::bwd;

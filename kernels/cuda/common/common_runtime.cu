@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/fp8.hpp"
+#include "kernels/cuda/common/device_mask.cuh"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "core/cuda/dtype_traits.cuh"
 #include "kernels/cuda/common/host_transfer.cuh"
@@ -59,6 +60,23 @@ host_outputs device_runner::get_outputs() {
   host_outputs out;
   dispatch_dtype(output_dtype(p_.type), [&](auto t) { out.o = download_as<decltype(t)>(o_, p_.o_elems()); });
   if (writes_lse_) out.lse = download_as<float>(lse_, p_.rows());
+  return out;
+}
+
+device_mask mask_on_device(const problem& p, cudaStream_t st) {
+  device_mask out{p, {}, {}};
+  if (!p.mask.has_sparse()) return out;
+  sparse_terms t = *p.mask.sparse;
+  if (t.layout_block > 0 && t.layout) {
+    const auto bytes = static_cast<std::size_t>(t.layout_heads * t.layout_rows * t.layout_cols);
+    out.layout = device_buffer(bytes);
+    ATTN_CUDA_CHECK(cudaMemcpyAsync(out.layout.get(), t.layout, bytes, cudaMemcpyHostToDevice, st));
+    t.layout = out.layout.get<const std::uint8_t>();
+  }
+  out.terms = device_buffer(sizeof t);
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(out.terms.get(), &t, sizeof t, cudaMemcpyHostToDevice, st));
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(st));  // t is a local
+  out.p.mask.sparse = out.terms.get<const sparse_terms>();
   return out;
 }
 

@@ -2,15 +2,15 @@
 // tensor cores (mma.sync m16n8k16, fp16/bf16 in, fp32 accumulate), sm_80+.
 //
 // The idea (Dao 2023, Algorithm 2; the tile loop of kernels/cpu/flash2_bwd.cpp):
-// KV outer. A CTA owns one 64-key tile of one KV head; K_j and V_j are loaded
-// once, and dK_j, dV_j stay in registers (each of the 4 warps owns 16 keys x d)
+// KV outer. A CTA owns one key tile (Bc = 64 or 128 keys) of one KV head; K_j and V_j are
+// loaded once, and dK_j, dV_j stay in registers (each of the Bc / 16 warps owns 16 keys x d)
 // while the CTA walks every query tile of every query head of the KV group
 // that visits the key tile (the forward's causal-bound walk transposed). Per
 // visit: S^T = K Q^T recomputed, P^T = exp(scale S^T - lse) from the
 // forward's log-sum-exp (no max, no sum), dP^T = V dO^T, dS^T = P^T * (dP^T - D),
 // dV += P^T dO and dK += dS^T Q (P^T, dS^T converted in registers from the C
 // to the A fragment layout, as the forward's P), then dS goes to shared memory
-// and each warp computes 16 query rows of dQ_i += dS K, added into the fp32
+// and each warp computes 16 query rows x d / (Bc / 64) columns of dQ_i += dS K, added into the fp32
 // accumulator with atomicAdd (CTAs of other key tiles add to the same rows), or in
 // the deterministic mode stores them to its key tile's own slice (dq_part).
 // What changed from the forward (flash2_kernel.cuh): the loop order (keys
@@ -19,7 +19,7 @@
 // CTA, so dK and dV are summed over the group in registers and written once;
 // no expanded [B, H, Nkv, d] buffers, no reduction kernel.
 //
-// Expected bottleneck: per visit the CTA does 5 * 2 * 64 * 64 * d FLOPs
+// Expected bottleneck (64 x 64 tile): per visit the CTA does 5 * 2 * 64 * 64 * d FLOPs
 // (5.2 MFLOP at d = 128) against 64 * 2 d * 2 bytes of Q and dO, 512 of lse
 // and D, and 64 * d * 4 * 2 bytes of dQ atomics (read-modify-write in L2):
 // 99 KB, 53 FLOP per byte, far below H200's ~200 FLOP/B ridge if all of it
@@ -34,6 +34,12 @@
 // call; 156 and 206 TFLOP/s). A second visit buffer (the next Q, dO, lse and D copied during
 // this visit, branch altb) took 1.18x the time at d = 64 and 1.00x at d = 128, where every
 // arrangement tried spilled 36-100 bytes beside 255 registers: not kept.
+// The 64 x 128 tile (FA2's hdim128 tile, 8 warps, 1 CTA per SM) keeps each warp's registers
+// as they are and halves the visits per key: per visit 2x the FLOPs against the same Q, dO,
+// lse, D and dQ atomics. At d = 64 only: at d = 128 ptxas (CUDA 13.0, sm_90) spilled 32
+// bytes beside 255 registers, 16 with 32-column dQ chunks, 36-44 with the dQ loops rolled,
+// with the keys' visible rows in shared memory, or with P^T packed before dP^T (which also
+// spilled the 64 x 64 tile). Not yet measured on a GPU.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -47,22 +53,29 @@
 
 namespace attnbench::cuda {
 
-template <int D_, class T_>
+template <int D_, int BN_, class T_>
 struct flash2_bwd_traits {
   using T = T_;
-  static constexpr int D = D_, BM = static_cast<int>(kBwdBr), BN = static_cast<int>(kBwdBc);
+  static constexpr int D = D_, BM = static_cast<int>(kBwdBr), BN = BN_;
   static constexpr int warps = BN / 16, threads = 32 * warps;  // a warp owns 16 keys
   static constexpr int QT = BM / 8;                            // n8 tiles of S^T per warp (query columns)
-  static constexpr int DQ_DT = D / 8 < 8 ? D / 8 : 8;          // n8 tiles of dQ per chunk (64 columns)
-  static constexpr int DT = D / 8;                             // n8 tiles of dK, dV, dQ per warp
-  static constexpr int KS = D / 16;                            // k16 steps over d
-  static constexpr int CH = D / 8;                             // 16-byte chunks of a row of Q, K, V, dO
+  static constexpr int DT = D / 8;                             // n8 tiles of dK, dV per warp
+  // dQ = dS K (BM x D) over the warps: WQM groups of 16 rows x WQD groups of DQ_COLS columns,
+  // each done in chunks of DQ_DT n8 tiles (at most 64 columns: 32 accumulators beside dK and
+  // dV; the whole d = 128 row at once spilled).
+  static constexpr int WQM = BM / 16, WQD = warps / WQM, DQ_COLS = D / WQD;
+  static constexpr int DQ_DT = DQ_COLS / 8 < 8 ? DQ_COLS / 8 : 8;
+  static constexpr int KS = D / 16;   // k16 steps over d
+  static constexpr int CH = D / 8;    // 16-byte chunks of a row of Q, K, V, dO
   static constexpr int LD = D + 8;    // padded row (16 bytes: conflict-free ldmatrix, see flash2_kernel.cuh)
   static constexpr int LDS = BN + 8;  // padded row of the dS tile
   // sQ, sdO [BM][LD], sK, sV [BN][LD], sdS [BM][LDS] in T; lse, D [BM] in fp32.
-  static constexpr int smem_bytes = 2 * (2 * BM * LD + 2 * BN * LD + BM * LDS) + 4 * 2 * BM;
-  static_assert(BM == 16 * warps, "dQ: one m16 row tile per warp");
+  static constexpr int smem_bytes = flash2_bwd_smem_bytes(D, BN);
+  static_assert(smem_bytes == 2 * (2 * BM * LD + 2 * BN * LD + BM * LDS) + 4 * 2 * BM, "the host's formula");
+  static_assert(is_bwd_tile(D, BM, BN) && warps % WQM == 0 && DQ_COLS % (8 * DQ_DT) == 0, "dQ must split over warps");
   static_assert(BM * CH % threads == 0 && BN * CH % threads == 0, "copies must split evenly");
+  static constexpr bool sparse_terms = flash2_bwd_sparse_terms(D);
+  static_assert(2 * QT * 2 == 32, "sparse bits: a thread's 2 keys x 2 QT queries in one word");
 };
 
 template <class K>
@@ -70,6 +83,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
   using T = typename K::T;
   using namespace f2;
   constexpr int D = K::D, BM = K::BM, BN = K::BN, QT = K::QT, DT = K::DT, KS = K::KS, CH = K::CH;
+  constexpr int DQ_DT = K::DQ_DT, DQ_COLS = K::DQ_COLS;
   constexpr int LD = K::LD, LDS = K::LDS;
   constexpr float log2e = 1.4426950408889634f;
   const float neg_inf = -__builtin_huge_valf();
@@ -182,6 +196,19 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
       cp_async_wait<0>();
       __syncthreads();
 
+      // The sparse terms (strided, random, block layout) of this thread's 2 keys x 16 queries,
+      // bit 16 hh + 2 nt + e, from one rolled loop of out-of-line calls (sparse_visible)
+      // before the S^T and dP^T accumulators are live, as the forward does ahead of S = Q K^T.
+      std::uint32_t sparse_bits = 0u;
+      if (K::sparse_terms && p.mask.has_sparse()) {
+#pragma unroll 1
+        for (int c = 0; c < 32; ++c) {
+          const std::int64_t i = q0 + ((c >> 1) & 7) * 8 + 2 * t + (c & 1);
+          const std::int64_t j = k0 + key_row + g + 8 * (c >> 4);
+          if (i < p.Nq && j < p.Nkv && sparse_visible(p, h, i, j)) sparse_bits |= 1u << c;
+        }
+      }
+
       // ---- S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x BM queries --
       float st[QT][4], dpt[QT][4];
 #pragma unroll
@@ -217,7 +244,8 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
           const float l2 = s_lse[qc], dd = s_delta[qc];
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
-            const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]));
+            const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]) ||
+                                               ((sparse_bits >> (16 * hh + 2 * nt + e)) & 1u));
             const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
             st[nt][2 * hh + e] = pe;
             dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
@@ -261,23 +289,24 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
       }
       __syncthreads();
 
-      // ---- dQ rows warp * 16.. += scale dS K, atomically into the accumulator,
-      // in chunks of 64 columns (32 accumulators beside dK and dV: the whole d = 128 row
-      // at once spilled).
+      // ---- dQ rows dq_row.. (16), columns dq_col.. (DQ_COLS) += scale dS K, atomically into
+      // the accumulator, in chunks of DQ_DT n8 tiles.
+      const int dq_row = warp % K::WQM * 16, dq_col = warp / K::WQM * DQ_COLS;
 #pragma unroll
-      for (int c0 = 0; c0 < DT; c0 += K::DQ_DT) {
-        float dq[K::DQ_DT][4];
+      for (int cc = 0; cc < DQ_COLS / 8; cc += DQ_DT) {
+        const int c0 = dq_col / 8 + cc;
+        float dq[DQ_DT][4];
 #pragma unroll
-        for (int dt = 0; dt < K::DQ_DT; ++dt)
+        for (int dt = 0; dt < DQ_DT; ++dt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < BN / 16; ++ks) {
           std::uint32_t a[4];
-          ldmatrix_x4(a, sdS + off_ds(warp * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+          ldmatrix_x4(a, sdS + off_ds(dq_row + (lane & 15), 2 * ks + (lane >> 4)));
           const int krow = ks * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
 #pragma unroll
-          for (int dp = 0; dp < K::DQ_DT / 2; ++dp) {
+          for (int dp = 0; dp < DQ_DT / 2; ++dp) {
             std::uint32_t bk[4];
             ldmatrix_x4_trans(bk, sK + off(krow, c0 + 2 * dp + (lane >> 4)));
             mma_16816<T>(dq[2 * dp], a, bk[0], bk[1]);
@@ -286,18 +315,18 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
         }
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-          const std::int64_t i = q0 + warp * 16 + g + 8 * hh;
+          const std::int64_t i = q0 + dq_row + g + 8 * hh;
           if (i >= p.Nq) continue;
           if (prm.dq_part) {  // deterministic: this key tile's own slice, plain stores
             float* const row = prm.dq_part + ((kt * p.B * p.H * p.Nq) + head_row0 + i) * D + c0 * 8;
 #pragma unroll
-            for (int dt = 0; dt < K::DQ_DT; ++dt)
+            for (int dt = 0; dt < DQ_DT; ++dt)
               *reinterpret_cast<float2*>(row + dt * 8 + 2 * t) =
                   make_float2(prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
           } else {
             float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
 #pragma unroll
-            for (int dt = 0; dt < K::DQ_DT; ++dt)
+            for (int dt = 0; dt < DQ_DT; ++dt)
               atomic_add2(row + dt * 8 + 2 * t, prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
           }
         }

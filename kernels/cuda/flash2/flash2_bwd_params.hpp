@@ -19,11 +19,30 @@
 
 namespace attnbench::cuda {
 
-// The backward's fixed tile: 64 query rows x 64 keys, 4 warps of 16 keys each.
-inline constexpr std::int64_t kBwdBr = 64, kBwdBc = 64;
+// The backward's tiles: 64 query rows x Bc keys, Bc / 16 warps of 16 keys each
+// (docs/backward.md "Tiles"). 64 x 128 halves the visits per key, and with them the dQ
+// atomics and the Q, dO re-reads, at 8 warps and 1 CTA per SM; at d = 64 only: at d = 128
+// it spilled 16-44 bytes on sm_90 beside 255 registers in every arrangement tried (CUDA 13.0).
+inline constexpr std::int64_t kBwdBr = 64;
+inline constexpr std::int64_t kBwdBcs[] = {64, 128};
+constexpr bool is_bwd_tile(std::int64_t d, std::int64_t br, std::int64_t bc) {
+  return br == kBwdBr && (bc == kBwdBcs[0] || (bc == kBwdBcs[1] && d == 64));
+}
+// Dynamic shared memory of the main kernel: Q, dO tiles of 64 rows and K, V tiles of bc rows,
+// each row d + 8 elements; dS 64 x (bc + 8) (2 bytes each); lse and D (64 floats each).
+constexpr int flash2_bwd_smem_bytes(int d, int bc) {
+  return 2 * ((2 * static_cast<int>(kBwdBr) + 2 * bc) * (d + 8) + static_cast<int>(kBwdBr) * (bc + 8)) +
+         4 * 2 * static_cast<int>(kBwdBr);
+}
+
+// Whether the main kernel evaluates the sparse terms (strided, random, block layout) at head
+// dim d: at d = 64 only. At d = 128, beside 255 registers, their one more word per visit
+// spilled 12-16 bytes (sm_90, sm_80) on every mask, interval ones included, and their calls
+// 128 more (CUDA 13.0).
+constexpr bool flash2_bwd_sparse_terms(std::int64_t d) { return d <= 64; }
 
 struct flash2_bwd_params {
-  problem p;  // p.Br / p.Bc = kBwdBr / kBwdBc
+  problem p;  // p.Br x p.Bc: a backward tile at p.d (is_bwd_tile)
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
@@ -43,9 +62,10 @@ struct flash2_bwd_params {
   float scale_log2 = 0;  // scale * log2(e)
 };
 
-// Query tiles of the backward grid and key tiles (one CTA each per batch, KV head).
-ATTN_HD inline std::int64_t bwd_q_tiles(const problem& p) { return ceil_div(p.Nq, kBwdBr); }
-ATTN_HD inline std::int64_t bwd_kv_tiles(const problem& p) { return ceil_div(p.Nkv, kBwdBc); }
+// Query tiles of the backward grid and key tiles (one CTA each per batch, KV head), at p's
+// tile.
+ATTN_HD inline std::int64_t bwd_q_tiles(const problem& p) { return ceil_div(p.Nq, p.Br); }
+ATTN_HD inline std::int64_t bwd_kv_tiles(const problem& p) { return ceil_div(p.Nkv, p.Bc); }
 
 // True when query tile qt visits key tile kt: the forward's causal-bound walk
 // (kv_tiles, causal_bound) transposed, as the CPU flash2 backward walks it.
@@ -56,10 +76,8 @@ ATTN_HD inline bool bwd_visits(const problem& p, std::int64_t qt, std::int64_t k
 
 // ---- host interface (kernels/cuda/flash2/flash2_bwd_*.cu) --------------------
 using flash2_bwd_launch_fn = void (*)(const flash2_bwd_params&, void* stream);
-// The main kernel's instantiation for (d, dtype), or nullptr.
-flash2_bwd_launch_fn find_flash2_bwd_kernel(int d, dtype t);
-// Dynamic shared memory of the main kernel at head dim d (fp16/bf16).
-int flash2_bwd_smem_bytes(int d);
+// The main kernel's instantiation for (d, key tile bc, dtype), or nullptr.
+flash2_bwd_launch_fn find_flash2_bwd_kernel(int d, int bc, dtype t);
 void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_convert_dq(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream);

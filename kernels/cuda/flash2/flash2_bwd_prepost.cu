@@ -57,7 +57,7 @@ __global__ void attn_bwd_sum_dq_kernel(const __grid_constant__ flash2_bwd_params
   const std::int64_t n = p.q_elems();
   const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (x >= n) return;
-  const std::int64_t qt = (x / p.d) % p.Nq / kBwdBr;
+  const std::int64_t qt = (x / p.d) % p.Nq / p.Br;
   const span64 s = kv_tiles(p, qt, tile_walk::causal_bound).first;  // bwd_visits(p, qt, kt)
   float sum = 0.f;
   for (std::int64_t kt = s.lo; kt < s.hi; ++kt) sum += prm.dq_part[kt * n + x];

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels/cuda/common/device_backward_runner.cuh"
+#include "kernels/cuda/common/device_mask.cuh"
 #include "kernels/cuda/flash2/flash2_bwd_params.hpp"
 #include "kernels/cuda/flash2/flash2_plan.hpp"
 
@@ -25,7 +26,7 @@ class flash2_backward_runner final : public device_backward_runner {
         dq_acc_(deterministic ? 0 : p.q_elems() * 4),
         dq_part_(deterministic ? bwd_kv_tiles(p) * p.q_elems() * 4 : 0) {
     fwd_cfg_ = flash2_config_for(flash2_row::flash2, p);
-    main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), p.type);
+    main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type);
     if (!fwd_cfg_ || !main_)
       throw backend_error(
           fmt::format("flash2 backward: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));
@@ -37,9 +38,10 @@ class flash2_backward_runner final : public device_backward_runner {
     fwd_.splits = st.splits;
     fwd_.scale = scale;
     fwd_.scale_log2 = static_cast<float>(scale * M_LOG2E);
-    bwd_.p = p;
-    bwd_.p.Br = kBwdBr;
-    bwd_.p.Bc = kBwdBc;
+    bwd_.p = p;  // at p's tile (the row's check: is_bwd_tile)
+    // Masks with sparse terms: both kernels read the terms (and a layout's bits) on the device.
+    mask_ = mask_on_device(p, stream());
+    fwd_.p.mask.sparse = bwd_.p.mask.sparse = mask_.p.mask.sparse;
     bwd_.scale = fwd_.scale;
     bwd_.scale_log2 = fwd_.scale_log2;
   }
@@ -79,6 +81,7 @@ class flash2_backward_runner final : public device_backward_runner {
   flash2_bwd_launch_fn main_ = nullptr;
   flash2_params fwd_;
   flash2_bwd_params bwd_;
+  device_mask mask_;
   // D [B, H, Nq]; the fp32 dQ accumulator [B, H, Nq, d] (atomic mode) or the per-key-tile
   // slices [kv_tiles][B, H, Nq, d] (deterministic mode)
   device_buffer delta_, dq_acc_, dq_part_;
@@ -92,7 +95,8 @@ std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool write
 
 std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic) {
   const std::int64_t dq_work = deterministic ? bwd_kv_tiles(p) * p.q_elems() : p.q_elems();
-  return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work);
+  return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work) +
+         mask_device_bytes(plan_for(flash2_row::flash2, p, 1));
 }
 
 }  // namespace attnbench::cuda

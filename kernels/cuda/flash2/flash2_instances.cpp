@@ -10,6 +10,7 @@
 //           memory fit sm_90 only (sm_80 allows 163 KB)
 //   128x32  4 warps x 32 rows (d = 128): FA2's layout, half the K/V shared-
 //           memory reads per FLOP of the 8-warp tiles, Q re-read from smem
+//   64x128  4 warps, the backward's 8-warp tile (forward of its bwd/fwd_bwd entries)
 //   16x64   decode / split-KV: 4 warps split each key tile (16 keys each),
 //           at least 3 CTAs/SM (<= 168 registers) to keep loads in flight
 #include "kernels/cuda/flash2/flash2_params.hpp"
@@ -35,6 +36,8 @@ void launch_flash2_splitkv_hdim128_fp16_br16_bc64(const flash2_params&, void*);
 void launch_flash2_splitkv_hdim128_bf16_br16_bc64(const flash2_params&, void*);
 void launch_flash2_fwd_hdim128_fp16_br128_bc32(const flash2_params&, void*);
 void launch_flash2_fwd_hdim128_bf16_br128_bc32(const flash2_params&, void*);
+void launch_flash2_fwd_hdim64_fp16_br64_bc128(const flash2_params&, void*);
+void launch_flash2_fwd_hdim64_bf16_br64_bc128(const flash2_params&, void*);
 
 namespace {
 const flash2_config configs[] = {
@@ -74,6 +77,10 @@ const flash2_config configs[] = {
      &launch_flash2_fwd_hdim128_fp16_br128_bc32, "flash2_fwd_hdim128_fp16_br128_bc32"},
     {128, dtype::bf16, 128, 32, 4, false, flash2_traits<128, 128, 32, 4, 1, void>::smem_bytes,
      &launch_flash2_fwd_hdim128_bf16_br128_bc32, "flash2_fwd_hdim128_bf16_br128_bc32"},
+    {64, dtype::fp16, 64, 128, 4, false, flash2_traits<64, 64, 128, 4, 1, void>::smem_bytes,
+     &launch_flash2_fwd_hdim64_fp16_br64_bc128, "flash2_fwd_hdim64_fp16_br64_bc128"},
+    {64, dtype::bf16, 64, 128, 4, false, flash2_traits<64, 64, 128, 4, 1, void>::smem_bytes,
+     &launch_flash2_fwd_hdim64_bf16_br64_bc128, "flash2_fwd_hdim64_bf16_br64_bc128"},
 };
 }  // namespace
 

@@ -78,18 +78,24 @@ const std::vector<std::int64_t> head_dims = {64, 128};
 constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 
 // The backward of the flash2 row (docs/backward.md "The CUDA flash2 backward"): its own
-// 64 x 64 tile, so a bwd or fwd_bwd entry runs at Br x Bc = 64 x 64 (the forward of a fwd_bwd
-// entry is the row's forward at that tile); its masks are the interval ones (capabilities::bwd_masks).
+// tiles, 64 x 64 and (d = 64) 64 x 128, so a bwd or fwd_bwd entry runs at one of them (the forward of a
+// fwd_bwd entry is the row's forward at that tile); its masks are the forward's, the sparse
+// terms element-wise over the causal-bound walk and at d = 64 only.
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
-  if (p.Br != cuda::kBwdBr || p.Bc != cuda::kBwdBc)
-    return support::no(fmt::format("the flash2 backward runs the {}x{} tile, not Br x Bc = {}x{}", cuda::kBwdBr,
-                                   cuda::kBwdBc, p.Br, p.Bc));
+  if (!cuda::is_bwd_tile(p.d, p.Br, p.Bc) ||
+      !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type))
+    return support::no(
+        fmt::format("the flash2 backward runs the tiles {}x{} and {}x{} (d=64 only), not Br x Bc = {}x{}", cuda::kBwdBr,
+                    cuda::kBwdBcs[0], cuda::kBwdBr, cuda::kBwdBcs[1], p.Br, p.Bc));
+  if (p.mask.has_sparse() && !cuda::flash2_bwd_sparse_terms(p.d))
+    return support::no(fmt::format(
+        "the flash2 backward evaluates sparse mask terms at d=64 only (at d={} its registers are full)", p.d));
   return cuda::check_launch({.grid_x = cuda::bwd_kv_tiles(p),
                              .grid_y = p.B * p.Hkv,
-                             .threads = 32 * cuda::kBwdBc / 16,
-                             .smem_bytes = cuda::flash2_bwd_smem_bytes(static_cast<int>(p.d))},
-                            fmt::format("flash2 backward tile {}x{} at d={}", cuda::kBwdBr, cuda::kBwdBc, p.d));
+                             .threads = 32 * p.Bc / 16,
+                             .smem_bytes = cuda::flash2_bwd_smem_bytes(static_cast<int>(p.d), static_cast<int>(p.Bc))},
+                            fmt::format("flash2 backward tile {}x{} at d={}", p.Br, p.Bc, p.d));
 }
 
 // The row's check, model, memory and runner by p.pass (the forward's for fwd).
@@ -115,23 +121,20 @@ void with_backward(variant& row, bool deterministic) {
 }  // namespace
 
 void add_cuda_rows_flash2(std::vector<variant>& rows) {
-  rows.push_back(
-      flash2_family_row("flash2",
-                        "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), causal tile "
-                        "bound, one write of O and lse",
-                        flash2_row::flash2,
-                        {.dtypes = tensor_core_types,
-                         .masks = sparse_masks,
-                         .head_dims = head_dims,
-                         .passes = pass_all,
-                         .bwd_masks = mask_all},
-                        {tag::fused, tag::tiled}));
+  rows.push_back(flash2_family_row(
+      "flash2",
+      "FlashAttention-2 on tensor cores (mma.sync, ldmatrix, cp.async double buffer), causal tile "
+      "bound, one write of O and lse",
+      flash2_row::flash2,
+      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_all},
+      {tag::fused, tag::tiled}));
   with_backward(rows.back(), false);
   rows.push_back(flash2_family_row(
       "flash2_bwd_deterministic",
       "the flash2 backward without atomics: per-key-tile fp32 dQ slices summed in a fixed order by a second "
       "kernel (bit-identical runs; extra memory kv_tiles x dQ in fp32)",
-      flash2_row::flash2, {.dtypes = tensor_core_types, .masks = mask_all, .head_dims = head_dims, .passes = pass_bwd},
+      flash2_row::flash2,
+      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_bwd},
       {tag::fused, tag::tiled}));
   with_backward(rows.back(), true);
   rows.push_back(flash2_family_row(

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/cuda/launch_limits.hpp"
+#include "kernels/cuda/common/device_mask.cuh"
 #include "kernels/cuda/common/device_runner.cuh"
 #include "kernels/cuda/flash2/flash2_plan.hpp"
 
@@ -33,23 +34,11 @@ class flash2_runner final : public device_runner {
     // for a listed walk, the key-tile lists, built here outside the timed run.
     // Every copy is enqueued on the runner's stream, so it is ordered before
     // the kernels that read it; a synchronous cudaMemcpy runs on the legacy default stream,
-    // which nothing orders with attnbench's non-blocking stream. The host sources are
-    // members, alive until the runner goes (a pageable copy is staged before the call
-    // returns; keeping them costs nothing and needs no such rule).
-    if (p.mask.has_sparse()) {
-      sparse_host_ = *p.mask.sparse;
-      if (p.mask.has_layout()) {
-        const std::size_t n =
-            static_cast<std::size_t>(sparse_host_.layout_heads * sparse_host_.layout_rows * sparse_host_.layout_cols);
-        layout_ = device_buffer(n);
-        ATTN_CUDA_CHECK(cudaMemcpyAsync(layout_.get(), sparse_host_.layout, n, cudaMemcpyHostToDevice, stream()));
-        sparse_host_.layout = layout_.get<const std::uint8_t>();
-      }
-      sparse_ = device_buffer(sizeof(sparse_terms));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(sparse_.get(), &sparse_host_, sizeof(sparse_host_), cudaMemcpyHostToDevice, stream()));
-      prm_.p.mask.sparse = sparse_.get<const sparse_terms>();
-    }
+    // which nothing orders with attnbench's non-blocking stream. The lists' host source is
+    // a member, alive until the runner goes (a pageable copy is staged before the call
+    // returns; keeping it costs nothing and needs no such rule).
+    mask_ = mask_on_device(p, stream());
+    prm_.p.mask.sparse = mask_.p.mask.sparse;
     if (plan_uses_tile_list(st)) {
       tiles_host_ = make_kv_tile_list(st.geometry, tile_walk::visible);
       const kv_tile_list& l = tiles_host_;
@@ -83,9 +72,9 @@ class flash2_runner final : public device_runner {
  private:
   const flash2_config* cfg_ = nullptr;
   flash2_params prm_;
-  sparse_terms sparse_host_{};  // what sparse_ was copied from (layout pointing at layout_)
-  kv_tile_list tiles_host_;     // what tile_num_, tile_idx_ were copied from
-  device_buffer o_part_, lse_part_, layout_, sparse_, tile_num_, tile_idx_;
+  device_mask mask_;         // the sparse terms on the device
+  kv_tile_list tiles_host_;  // what tile_num_, tile_idx_ were copied from
+  device_buffer o_part_, lse_part_, tile_num_, tile_idx_;
 };
 
 }  // namespace

@@ -17,6 +17,9 @@ for d in (64, 128):
 # which halves the K/V shared-memory reads per FLOP; it fits 255 registers
 # without spills only with 32-key tiles (64 keys spilled 132 bytes).
 CONFIGS.append(("fwd", 128, 128, 32, 4, 1, 1, False))
+# 64x128: the tile of the backward's 8-warp instantiation (flash2_bwd_params.hpp), so that
+# a bwd or fwd_bwd entry at 64x128 has its forward at the same tile.
+CONFIGS.append(("fwd", 64, 64, 128, 4, 1, 1, True))
 TYPES = {"fp16": "__half", "bf16": "__nv_bfloat16"}
 
 
@@ -61,6 +64,7 @@ def write_table(decls, rows):
 //           memory fit sm_90 only (sm_80 allows 163 KB)
 //   128x32  4 warps x 32 rows (d = 128): FA2's layout, half the K/V shared-
 //           memory reads per FLOP of the 8-warp tiles, Q re-read from smem
+//   64x128  4 warps, the backward's 8-warp tile (forward of its bwd/fwd_bwd entries)
 //   16x64   decode / split-KV: 4 warps split each key tile (16 keys each),
 //           at least 3 CTAs/SM (<= 168 registers) to keep loads in flight
 #include "kernels/cuda/flash2/flash2_params.hpp"

@@ -281,23 +281,6 @@ device_buffer upload(const std::vector<float>& src, cudaStream_t st) {
 
 }  // namespace
 
-device_mask mask_on_device(const problem& p, cudaStream_t st) {
-  device_mask out{p, {}, {}};
-  if (!p.mask.has_sparse()) return out;
-  sparse_terms t = *p.mask.sparse;
-  if (t.layout_block > 0 && t.layout) {
-    const auto bytes = static_cast<std::size_t>(t.layout_heads * t.layout_rows * t.layout_cols);
-    out.layout = device_buffer(bytes);
-    ATTN_CUDA_CHECK(cudaMemcpyAsync(out.layout.get(), t.layout, bytes, cudaMemcpyHostToDevice, st));
-    t.layout = out.layout.get<const std::uint8_t>();
-  }
-  out.terms = device_buffer(sizeof t);
-  ATTN_CUDA_CHECK(cudaMemcpyAsync(out.terms.get(), &t, sizeof t, cudaMemcpyHostToDevice, st));
-  ATTN_CUDA_CHECK(cudaStreamSynchronize(st));  // t is a local
-  out.p.mask.sparse = out.terms.get<const sparse_terms>();
-  return out;
-}
-
 host_outputs reference_fp32_on_device(attention_math math, const host_inputs& in, reference_path path) {
   // e4m3 inputs arrive as code x scale (host_inputs): exact in fp32, so the
   // reference reads them as fp32 tensors.

@@ -25,6 +25,7 @@
 
 #include "core/cuda/device_buffer.cuh"
 #include "core/variant.hpp"
+#include "kernels/cuda/common/device_mask.cuh"
 
 namespace attnbench::cuda {
 
@@ -55,15 +56,6 @@ struct reference_workspace {
 // Linear attention (phi = elu + 1), masks none and causal; lse is not written.
 void reference_linear_fp32_device(const problem& p, const void* q, const void* k, const void* v, float* o,
                                   cudaStream_t st);
-
-// The sparse terms of a problem (and a block layout's bits) copied to the device:
-// `p` with mask.sparse pointing at the copy, which lives as long as this object.
-// Problems without sparse terms are kept as they are.
-struct device_mask {
-  problem p;
-  device_buffer terms, layout;
-};
-device_mask mask_on_device(const problem& p, cudaStream_t st);
 
 // Convenience for tests: uploads in.q/k/v (rounded to in.p.type), runs the
 // reference for `math` and returns O (and lse for softmax) in fp32.
