@@ -266,7 +266,9 @@ ab_emu_gtest(scans "CudaScansHost.*:CudaScans.*")
 ab_emu_gtest(performer_routing "CudaPerformerRoutingHost.*:CudaPerformerRouting.*")
 ab_emu_gtest(additive_linformer "CudaAdditiveLinformerHost.*:CudaAdditiveLinformer.*")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
-ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.*")
+# Two tests, so that ctest -j runs the atomic and the deterministic rows' cases side by side.
+ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes")
+ab_emu_gtest(flash2_bwd_deterministic "CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64")
 if(ab_emu_san STREQUAL "thread")
   # ~5 min together under TSan on 2 cores: only in the full TSan run
   # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them.

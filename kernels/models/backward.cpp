@@ -61,7 +61,7 @@ model_figures model_sparse_backward_cpu(const problem& p) { return flash2_backwa
 
 namespace {
 
-model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
+model_figures flash2_backward_cuda(const problem& p, std::int64_t slices) {  // slices 0: atomic mode
   const std::int64_t e = dtype_bytes(p.type), br = p.Br, bc = p.Bc;
   const problem& g = p;                               // at the entry's tile, a backward tile (the row's check)
   std::int64_t visit_rows = 0, pairs = 0, tiles = 0;  // per head
@@ -74,12 +74,13 @@ model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
         ++tiles;
       }
   // Atomic: the accumulator cleared (4 d per row), read-modify-written per visit (8 d), read
-  // once by the conversion. Deterministic: each visit writes its slice rows (4 d), the sum
-  // reads every visited slice row once (4 d per visit) and writes dQ.
-  const std::int64_t dq_clear = deterministic ? 0 : 4 * p.d;
-  const std::int64_t preprocess = p.Nq * (2 * p.d * e + 4 + dq_clear);
+  // once by the conversion. Deterministic: each visit writes its slice rows (4 d), the wave's
+  // sum reads them back (4 d per visit) and carries the accumulator across W waves (written
+  // after the first, read and written after the middle ones, read by the last: 8 d (W - 1)).
+  const std::int64_t waves = slices > 0 ? ceil_div(cuda::bwd_kv_tiles(g), slices) : 0;
+  const std::int64_t preprocess = p.Nq * (2 * p.d * e + 4 + (slices > 0 ? 0 : 4 * p.d));
   const std::int64_t visits = visit_rows * (2 * p.d * e + 8 + 8 * p.d);
-  const std::int64_t convert = deterministic ? p.Nq * p.d * e : p.Nq * p.d * (4 + e);
+  const std::int64_t convert = p.Nq * p.d * (slices > 0 ? 8 * (waves - 1) + e : 4 + e);
   const std::int64_t per_head = preprocess + visits + convert;
   const std::int64_t per_kv_head = 4 * p.Nkv * p.d * e;
   const double heads = static_cast<double>(p.B * p.H);
@@ -90,8 +91,10 @@ model_figures flash2_backward_cuda(const problem& p, bool deterministic) {
 
 }  // namespace
 
-model_figures model_flash2_backward_cuda(const problem& p) { return flash2_backward_cuda(p, false); }
-model_figures model_flash2_backward_deterministic_cuda(const problem& p) { return flash2_backward_cuda(p, true); }
+model_figures model_flash2_backward_cuda(const problem& p) { return flash2_backward_cuda(p, 0); }
+model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices) {
+  return flash2_backward_cuda(p, slices);
+}
 model_figures model_cublas_unfused_backward(const problem& p) {
   const std::int64_t e = es(p), s = p.rows() * p.Nkv, q = p.q_elems(), kv = p.kv_elems();
   std::int64_t b = e * q + e * kv + f32 * s;  // dP = dO V^T: dO, V read, dP written
@@ -106,7 +109,8 @@ std::int64_t memory_bytes_cublas_unfused_backward(const problem& p) {
   return memory_bytes_cublas_unfused(p) + es(p) * (2 * p.q_elems() + 2 * p.kv_elems() + p.rows() * p.Nkv);
 }
 
-model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&)) {
+model_figures model_for_pass(const problem& p, model_figures fwd,
+                             const std::function<model_figures(const problem&)>& bwd) {
   if (p.pass == pass_kind::fwd) return fwd;
   const model_figures b = bwd(p);
   if (p.pass == pass_kind::bwd) return b;

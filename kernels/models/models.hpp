@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core/tiles.hpp"
 #include "core/variant.hpp"
@@ -254,11 +255,11 @@ model_figures model_sparse_backward_cpu(const problem& p);  // the exact key-til
 // written by atomicAdd (8 d); convert 4 + e per dQ element. Executed: 10 d per pair of every
 // computed 64 x 64 tile (padding included); exps: the real pairs of the visited tiles.
 model_figures model_flash2_backward_cuda(const problem& p);
-// Its deterministic mode (flash2_bwd_deterministic): no accumulator to clear; per visit the
-// key tile's dQ slice rows written (4 d) instead of the atomics (8 d), then read once more
-// (4 d) by the sum kernel, which writes dQ (d e per row): the same bytes per visit, 4 d + 4 d
-// less per row.
-model_figures model_flash2_backward_deterministic_cuda(const problem& p);
+// Its deterministic mode (flash2_bwd_deterministic) in waves of `slices` key tiles
+// (bwd_dq_slices): nothing cleared; per visit the slice rows written (4 d) and read back by
+// the wave's sum (4 d), the bytes of the atomics; the fp32 accumulator carried across the W
+// waves (8 d (W - 1) per row); dQ written once (d e).
+model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices);
 // cuda cublas_unfused backward: P kept from the forward; dP = dO V^T (fp32), dV = P^T dO,
 // dS = P (dP - D) with D = rowsum(dO O), dQ = dS K, dK = dS^T Q; every GEMM operand counted
 // once, GQA summed inside the dK/dV GEMMs (no extra bytes); 8 d per score executed, no exp.
@@ -266,7 +267,8 @@ model_figures model_cublas_unfused_backward(const problem& p);
 // Its admission memory: the forward's plus dO, dQ, dK, dV (p.type) and dS (p.type).
 std::int64_t memory_bytes_cublas_unfused_backward(const problem& p);
 // A row's figures at p.pass: `fwd` (the forward's), bwd(p), or their sum (fwd_bwd).
-model_figures model_for_pass(const problem& p, model_figures fwd, model_figures (*bwd)(const problem&));
+model_figures model_for_pass(const problem& p, model_figures fwd,
+                             const std::function<model_figures(const problem&)>& bwd);
 // ---- linformer (linformer.cpp) ------------------------------------------------------
 // The problem flash2 runs after the projections: Nkv = k = linformer_k(p), no mask.
 problem linformer_reduced_problem(const problem& p);

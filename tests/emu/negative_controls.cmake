@@ -86,11 +86,17 @@ ab_emu_negative_header(flash2_bwd_no_sparse_terms flash2_bwd ${k}/flash2/flash2_
 # (c) the fp32 dQ accumulator not cleared by the preprocess: a run adds to whatever the
 # buffer held (the allocation's NaN poison, then the previous run's dQ).
 ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
-  "acc[c] = 0.f;" "acc[c] += 0.f;"
+  "if (acc) acc[c] = 0.f;" "if (acc) acc[c] += 0.f;"
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
-# (d) the deterministic row's sum kernel dropping the last key tile a query tile visits.
+# (d) the deterministic row's sum kernel dropping the last key tile of each wave a query tile
+# visits.
 ab_emu_negative(flash2_bwd_sum_drops_last_tile flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
-  "for (std::int64_t kt = s.lo; kt < s.hi; ++kt)" "for (std::int64_t kt = s.lo; kt < s.hi - 1; ++kt)"
+  "kt < s.hi && kt < end; ++kt)" "kt < s.hi - 1 && kt < end; ++kt)"
+  gtest --gtest_filter=CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64)
+# (e) the accumulator not carried between the deterministic row's waves: only the S = 2 runs,
+# with two waves, can see it.
+ab_emu_negative(flash2_bwd_waves_not_carried flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "float sum = prm.kt_offset > 0 ? prm.dq_acc[x] : 0.f;" "float sum = 0.f;"
   gtest --gtest_filter=CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64)
 
 # selective_scan (cuda): the carry across chunks dropped (each 32-step chunk starts from a zero

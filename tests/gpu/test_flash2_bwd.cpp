@@ -9,9 +9,10 @@
 // cleared inside the backward). Bound: the forward's fixed bound per dtype
 // (tests/gpu/tolerance.hpp; no unfused CUDA backward baseline exists yet to take a
 // multiple of), below the sweep's grad_tolerance; the measured errors are printed. Runs on a GPU (skipped with the
-// reason without one) and under the host emulator (tests/emu.cmake, emu.flash2_bwd), with the negative controls of
-// tests/emu/negative_controls.cmake. Host-only checks (supports reasons, model, memory)
+// reason without one) and under the host emulator (tests/emu.cmake, emu.flash2_bwd and emu.flash2_bwd_deterministic),
+// with the negative controls of tests/emu/negative_controls.cmake. Host-only checks (supports reasons, model, memory)
 // run without a device.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/block_layout.hpp"
+#include "core/cuda/launch_limits.hpp"
 #include "core/mask.hpp"
 #include "harness/tensors.hpp"
 #include "kernels/cuda/flash2/flash2_bwd_params.hpp"
@@ -165,45 +167,50 @@ TEST(CudaFlash2Bwd, MatchesFp64ReferenceOnSmallShapes) {
   }
 }
 
-// The deterministic row (per-key-tile dQ slices, no atomics): within the same bound of
-// fp64 on the bwd cases, and bit-identical dQ, dK, dV over three runs, each after the
-// gradients were poisoned. (Under the emulator the atomic row is reproducible too, as CTAs
-// run in order: there this checks the slices and the fixed-order sum; on a GPU it is the
-// property the row exists for.)
+// The deterministic row (waves of S key tiles, fp32 dQ slices, no atomics): within the same
+// bound of fp64 on the bwd cases, and bit-identical dQ, dK, dV over three runs, each after the
+// gradients were poisoned; with the row's own S (one wave on these shapes) and, with 2 or more
+// key tiles, with S = 1 or 2 (two waves and the accumulator between them). (Under
+// the emulator the atomic row is reproducible too, as CTAs run in order: there this checks
+// the slices and the fixed-order sum; on a GPU it is the property the row exists for.)
 TEST(CudaFlash2Bwd, DeterministicRowIsBitIdenticalAndMatchesFp64) {
   ATTN_REQUIRE_GPU();
   const variant* v = find_variant("flash2_bwd_deterministic", backend_kind::cuda);
   ASSERT_NE(v, nullptr);
   int seed = 90;
-  for (problem p : case_problems()) {
-    p.pass = pass_kind::bwd;
-    const std::string name = v->benchmark_name(p);
-    ASSERT_TRUE(v->supports(p).ok) << name << ": " << v->supports(p).reason;
-    host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
-    in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
-    ++seed;
-    auto r = v->make(p);
-    r->set_inputs(in);
-    std::vector<host_outputs> runs;
-    for (int k = 0; k < 3; ++k) {
-      r->poison_outputs();
-      r->run();
-      sync_device();
-      runs.push_back(r->get_outputs());
+  for (problem p : case_problems())
+    for (const bool waves : {false, true}) {
+      p.pass = pass_kind::bwd;
+      const std::int64_t n_kt = cuda::bwd_kv_tiles(p);
+      if (waves && n_kt < 2) continue;
+      const int slices = !waves ? 0 : n_kt >= 3 ? 2 : 1;  // 2 waves either way
+      const std::string name = v->benchmark_name(p) + (waves ? fmt::format(" S={}", slices) : "");
+      ASSERT_TRUE(v->supports(p).ok) << name << ": " << v->supports(p).reason;
+      host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
+      in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
+      ++seed;
+      auto r = slices > 0 ? cuda::make_flash2_backward_runner(p, true, true, slices) : v->make(p);
+      r->set_inputs(in);
+      std::vector<host_outputs> runs;
+      for (int k = 0; k < 3; ++k) {
+        r->poison_outputs();
+        r->run();
+        sync_device();
+        runs.push_back(r->get_outputs());
+      }
+      const reference_grads g = reference_softmax_backward(in, all_rows(p), every_kv_row(p));
+      const double tol = std::min(grad_tolerance(p.type), fixed_bound(p.type));
+      const double eq = rel_l2(runs[0].dq, g.dq), ek = rel_l2(runs[0].dk, g.dk), ev = rel_l2(runs[0].dv, g.dv);
+      std::printf("%s: dQ %.3g dK %.3g dV %.3g (bound %.3g)\n", name.c_str(), eq, ek, ev, tol);
+      EXPECT_LE(eq, tol) << name << " dQ";
+      EXPECT_LE(ek, tol) << name << " dK";
+      EXPECT_LE(ev, tol) << name << " dV";
+      for (int k = 1; k < 3; ++k) {
+        EXPECT_EQ(std::memcmp(runs[k].dq.data(), runs[0].dq.data(), runs[0].dq.size() * sizeof(float)), 0) << name;
+        EXPECT_EQ(std::memcmp(runs[k].dk.data(), runs[0].dk.data(), runs[0].dk.size() * sizeof(float)), 0) << name;
+        EXPECT_EQ(std::memcmp(runs[k].dv.data(), runs[0].dv.data(), runs[0].dv.size() * sizeof(float)), 0) << name;
+      }
     }
-    const reference_grads g = reference_softmax_backward(in, all_rows(p), every_kv_row(p));
-    const double tol = std::min(grad_tolerance(p.type), fixed_bound(p.type));
-    const double eq = rel_l2(runs[0].dq, g.dq), ek = rel_l2(runs[0].dk, g.dk), ev = rel_l2(runs[0].dv, g.dv);
-    std::printf("%s: dQ %.3g dK %.3g dV %.3g (bound %.3g)\n", name.c_str(), eq, ek, ev, tol);
-    EXPECT_LE(eq, tol) << name << " dQ";
-    EXPECT_LE(ek, tol) << name << " dK";
-    EXPECT_LE(ev, tol) << name << " dV";
-    for (int k = 1; k < 3; ++k) {
-      EXPECT_EQ(std::memcmp(runs[k].dq.data(), runs[0].dq.data(), runs[0].dq.size() * sizeof(float)), 0) << name;
-      EXPECT_EQ(std::memcmp(runs[k].dk.data(), runs[0].dk.data(), runs[0].dk.size() * sizeof(float)), 0) << name;
-      EXPECT_EQ(std::memcmp(runs[k].dv.data(), runs[0].dv.data(), runs[0].dv.size() * sizeof(float)), 0) << name;
-    }
-  }
 }
 
 TEST(CudaFlash2BwdHost, DeterministicRowClaimsBwdOnlyAndCountsItsSlices) {
@@ -214,12 +221,26 @@ TEST(CudaFlash2BwdHost, DeterministicRowClaimsBwdOnlyAndCountsItsSlices) {
   EXPECT_NE(v->supports(p).reason.find("not fwd"), std::string::npos) << v->supports(p).reason;
   p.pass = pass_kind::bwd;
   EXPECT_TRUE(v->supports(p).ok) << v->supports(p).reason;
-  // Memory: the slices (4 ceil(200 / 64) = 16 bytes per dQ element) instead of the accumulator.
+  // Memory: one wave of S slices instead of the accumulator. S = min(key tiles, 2 SMs /
+  // (B Hkv)): here the 4 key tiles of 200 keys on any device of 4 SMs or more.
+  const std::int64_t sms = cuda::current_device_limits().sm_count, S = cuda::bwd_dq_slices(p, static_cast<int>(sms));
+  ASSERT_GE(sms, 4);
+  EXPECT_EQ(S, 4);
   const variant& atomic = flash2_row();
-  EXPECT_EQ(v->memory_bytes(p) - atomic.memory_bytes(p), 4 * (4 - 1) * p.q_elems());
-  // Bytes: no accumulator to clear (4 d per row) nor to read in the conversion (4 d per row).
+  EXPECT_EQ(v->memory_bytes(p) - atomic.memory_bytes(p), 4 * (S - 1) * p.q_elems());
+  // Bytes: one wave: no accumulator to clear (4 d per row) nor to read in the conversion (4 d).
   EXPECT_DOUBLE_EQ(atomic.model(p).bytes - v->model(p).bytes, 8.0 * p.d * p.rows());
   EXPECT_DOUBLE_EQ(atomic.model(p).flops_executed, v->model(p).flops_executed);
+  // Four waves of one key tile: the accumulator written, twice read and written, read: 24 d
+  // per row against the atomic mode's 8 d.
+  EXPECT_DOUBLE_EQ(model_flash2_backward_deterministic_cuda(p, 1).bytes - atomic.model(p).bytes, 16.0 * p.d * p.rows());
+  // The slice count: bounded by 2 CTAs per SM over B Hkv, and by the key tiles.
+  problem big = make_problem(1, 16, 16, 32768, 32768, 128, dtype::bf16, "none", 64, 64);
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 17);  // ceil(264 / 16), not 512 key tiles
+  big.Hkv = 1;
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 264);
+  big.B = 512;
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 1);
 }
 
 TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {

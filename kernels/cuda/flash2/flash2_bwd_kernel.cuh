@@ -12,7 +12,7 @@
 // to the A fragment layout, as the forward's P), then dS goes to shared memory
 // and each warp computes 16 query rows x d / (Bc / 64) columns of dQ_i += dS K, added into the fp32
 // accumulator with atomicAdd (CTAs of other key tiles add to the same rows), or in
-// the deterministic mode stores them to its key tile's own slice (dq_part).
+// the deterministic mode stores them to its key tile's own slice of the wave (dq_part).
 // What changed from the forward (flash2_kernel.cuh): the loop order (keys
 // outer), the 5 products per visit instead of 2, and the dQ reduction across
 // CTAs. GQA is native: the group's query heads are an outer loop of the same
@@ -101,6 +101,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const std::int64_t kt = blockIdx.x;
+  if (kt < prm.kt_offset) return;  // deterministic mode: a key tile of an earlier wave
   const std::int64_t b = blockIdx.y / p.Hkv, kvh = blockIdx.y % p.Hkv;
   const std::int64_t k0 = kt * BN;
   auto off = [](int row, int chunk) { return row * LD + (chunk << 3); };
@@ -317,7 +318,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
         for (int hh = 0; hh < 2; ++hh) {
           const std::int64_t i = q0 + dq_row + g + 8 * hh;
           if (i >= p.Nq) continue;
-          if (prm.dq_part) {  // deterministic: this key tile's own slice, plain stores
+          if (prm.dq_part) {  // deterministic: this key tile's own slice in the wave, plain stores
             float* const row = prm.dq_part + ((kt * p.B * p.H * p.Nq) + head_row0 + i) * D + c0 * 8;
 #pragma unroll
             for (int dt = 0; dt < DQ_DT; ++dt)
@@ -362,7 +363,11 @@ void launch_flash2_bwd(const flash2_bwd_params& prm, void* stream) {
   }();
   (void)configured;
   const problem& p = prm.p;
-  const dim3 grid(static_cast<unsigned>(bwd_kv_tiles(p)), static_cast<unsigned>(p.B * p.Hkv));
+  // Deterministic mode: the CTAs of key tiles [kt_offset, kt_offset + dq_slices); those before
+  // return at once (an offset added to blockIdx.x spilled 8-12 bytes at d = 128).
+  const std::int64_t end = prm.kt_offset + prm.dq_slices, n_kt = bwd_kv_tiles(p);
+  const std::int64_t tiles = prm.dq_part && end < n_kt ? end : n_kt;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.B * p.Hkv));
   launch(flash2_bwd_kernel<K>, grid, K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream), prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }

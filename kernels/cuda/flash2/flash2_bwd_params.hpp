@@ -8,9 +8,11 @@
 //               over every query tile of every query head of the group that
 //               visits it; dQ += dS K by fp32 atomicAdd into the accumulator
 //   convert     dQ = accumulator rounded to p.type
-// The deterministic mode replaces the accumulator by per-key-tile partial dQ slices
-// (dq_part, plain stores) and the conversion by a sum of the visited slices in a fixed
-// order (launch_flash2_bwd_sum_dq); its preprocess clears nothing.
+// The deterministic mode has no atomics: the main kernel runs in waves of S key tiles (one
+// launch each), the CTA of the wave's s-th key tile storing its dQ rows to slice s of dq_part
+// (plain stores), and after each wave the sum kernel (launch_flash2_bwd_sum_dq) adds the
+// wave's visited slices in ascending key-tile order to the fp32 dQ accumulator (the last wave
+// writes dQ instead; one wave: no accumulator). Its preprocess clears nothing.
 #pragma once
 
 #include <cstdint>
@@ -51,12 +53,14 @@ struct flash2_bwd_params {
   const float* lse = nullptr;  // the forward's natural log-sum-exp [B, H, Nq]
   float* delta = nullptr;      // D [B, H, Nq]
   float* dq_acc = nullptr;     // fp32 [B, H, Nq, d] (atomic mode)
-  // Deterministic mode (the flash2_bwd_deterministic row): fp32 [kv_tiles][B, H, Nq, d], the
-  // slice of key tile kt written by its CTA with plain stores (no atomics); the sum kernel
-  // adds the slices of the key tiles each query tile visits in ascending order. dq_acc null.
-  float* dq_part = nullptr;  // fp32 [B, H, Nq, d]
-  void* dq = nullptr;        // [B, H, Nq, d] in p.type
-  void* dk = nullptr;        // [B, Hkv, Nkv, d]
+  // Deterministic mode (the flash2_bwd_deterministic row): fp32 [dq_slices][B, H, Nq, d], the
+  // slices of one wave of dq_slices key tiles starting at kt_offset; dq_acc is then the
+  // accumulator across waves (null when one wave covers every key tile).
+  float* dq_part = nullptr;
+  int dq_slices = 0;
+  std::int64_t kt_offset = 0;
+  void* dq = nullptr;  // [B, H, Nq, d] in p.type
+  void* dk = nullptr;  // [B, Hkv, Nkv, d]
   void* dv = nullptr;
   float scale = 0;       // 1 / sqrt(d)
   float scale_log2 = 0;  // scale * log2(e)
@@ -66,6 +70,14 @@ struct flash2_bwd_params {
 // tile.
 ATTN_HD inline std::int64_t bwd_q_tiles(const problem& p) { return ceil_div(p.Nq, p.Br); }
 ATTN_HD inline std::int64_t bwd_kv_tiles(const problem& p) { return ceil_div(p.Nkv, p.Bc); }
+
+// The deterministic mode's wave width S: enough CTAs (S per batch and KV head) for two per SM,
+// at most one per key tile. Bounds its memory at (S + 1) x dQ in fp32 whatever Nkv is (a slice
+// per key tile needed 1 KB per dQ element at 16k keys).
+inline std::int64_t bwd_dq_slices(const problem& p, int sm_count) {
+  const std::int64_t want = ceil_div(2 * static_cast<std::int64_t>(sm_count), p.B * p.Hkv);
+  return want < 1 ? 1 : (want < bwd_kv_tiles(p) ? want : bwd_kv_tiles(p));
+}
 
 // True when query tile qt visits key tile kt: the forward's causal-bound walk
 // (kv_tiles, causal_bound) transposed, as the CPU flash2 backward walks it.

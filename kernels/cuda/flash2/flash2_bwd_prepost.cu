@@ -3,14 +3,14 @@
 // names avoid "flash2", so the SASS check that demands HMMA in flash2 kernels
 // does not apply to them):
 //   attn_bwd_preprocess_kernel  one warp per query row: D = rowsum(dO * O) in
-//       fp32, and the row of the fp32 dQ accumulator cleared, as FA2's
+//       fp32, and the row of the fp32 dQ accumulator cleared (atomic mode), as FA2's
 //       dot_do_o kernel does (so every backward starts from zero: no double
 //       accumulation across timed runs). Reads 2 d elements, writes 4 + 4 d bytes per row.
 //   attn_bwd_convert_dq_kernel  dQ = the accumulator rounded to p.type
 //       (4 bytes read, one element written per element).
-//   attn_bwd_sum_dq_kernel  (deterministic mode, no accumulator to clear) dQ = the sum of
-//       the per-key-tile partial slices the element's query tile visits, in ascending
-//       order (4 bytes read per visited slice, one element written).
+//   attn_bwd_sum_dq_kernel  (deterministic mode, after each wave of S key tiles) the
+//       accumulator plus the wave's visited slices in ascending key-tile order, into the
+//       accumulator or (last wave) into dQ.
 #include <cuda_runtime.h>
 
 #include "core/cuda/cuda_check.cuh"
@@ -32,7 +32,7 @@ __global__ void attn_bwd_preprocess_kernel(const __grid_constant__ flash2_bwd_pa
   if (row >= p.B * p.H * p.Nq) return;  // whole warps leave together
   const T* const o = static_cast<const T*>(prm.o) + row * p.d;
   const T* const d_o = static_cast<const T*>(prm.d_o) + row * p.d;
-  float* const acc = prm.dq_acc ? prm.dq_acc + row * p.d : nullptr;  // null: deterministic mode
+  float* const acc = prm.dq_part ? nullptr : prm.dq_acc + row * p.d;  // deterministic: none
   float s = 0.f;
   for (std::int64_t c = lane; c < p.d; c += 32) {
     s += to_float(o[c]) * to_float(d_o[c]);
@@ -49,19 +49,25 @@ __global__ void attn_bwd_convert_dq_kernel(const __grid_constant__ flash2_bwd_pa
   if (i < n) static_cast<T*>(prm.dq)[i] = from_float<T>(prm.dq_acc[i]);
 }
 
-// Deterministic mode: dQ = the sum of the partial slices of the key tiles the element's
-// query tile visits, in ascending key-tile order (the same order on every run).
+// Deterministic mode, after the wave of key tiles [kt_offset, kt_offset + dq_slices): the
+// accumulator (from the second wave on) plus the wave's slices of the key tiles the element's
+// query tile visits, in ascending key-tile order (the same order on every run), into the
+// accumulator, or into dQ after the last wave.
 template <class T>
 __global__ void attn_bwd_sum_dq_kernel(const __grid_constant__ flash2_bwd_params prm) {
   const problem& p = prm.p;
   const std::int64_t n = p.q_elems();
   const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (x >= n) return;
-  const std::int64_t qt = (x / p.d) % p.Nq / p.Br;
+  const std::int64_t qt = (x / p.d) % p.Nq / p.Br, end = prm.kt_offset + prm.dq_slices;
   const span64 s = kv_tiles(p, qt, tile_walk::causal_bound).first;  // bwd_visits(p, qt, kt)
-  float sum = 0.f;
-  for (std::int64_t kt = s.lo; kt < s.hi; ++kt) sum += prm.dq_part[kt * n + x];
-  static_cast<T*>(prm.dq)[x] = from_float<T>(sum);
+  float sum = prm.kt_offset > 0 ? prm.dq_acc[x] : 0.f;
+  for (std::int64_t kt = s.lo > prm.kt_offset ? s.lo : prm.kt_offset; kt < s.hi && kt < end; ++kt)
+    sum += prm.dq_part[(kt - prm.kt_offset) * n + x];
+  if (end >= bwd_kv_tiles(p))
+    static_cast<T*>(prm.dq)[x] = from_float<T>(sum);
+  else
+    prm.dq_acc[x] = sum;
 }
 
 }  // namespace

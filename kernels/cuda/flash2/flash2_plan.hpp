@@ -53,11 +53,13 @@ std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, fl
 
 // The flash2 row's backward (p.pass bwd, fwd_bwd; flash2_bwd_runner.cpp): the row's forward
 // for O and lse, then preprocess, main kernel and dQ conversion (flash2_bwd_params.hpp).
-// deterministic: the flash2_bwd_deterministic row (per-key-tile dQ slices, no atomics).
-std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic);
+// deterministic: the flash2_bwd_deterministic row (S fp32 dQ slices, no atomics; S =
+// bwd_dq_slices for the current device, or forced_slices > 0).
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic,
+                                                    int forced_slices = 0);
 // Device bytes of a backward run: device_backward_runner's buffers plus D (4 bytes per query
 // row) and the fp32 dQ accumulator (4 bytes per dQ element) or, deterministic, the slices
-// (4 bytes per dQ element and key tile).
+// (4 S bytes per dQ element).
 std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic);
 
 }  // namespace attnbench::cuda

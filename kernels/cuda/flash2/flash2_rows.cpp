@@ -107,8 +107,11 @@ void with_backward(variant& row, bool deterministic) {
   row.model = [fwd = row.model, deterministic](const problem& p) {
     problem f = p;
     f.pass = pass_kind::fwd;
-    return model_for_pass(p, fwd(f),
-                          deterministic ? model_flash2_backward_deterministic_cuda : model_flash2_backward_cuda);
+    if (!deterministic) return model_for_pass(p, fwd(f), model_flash2_backward_cuda);
+    return model_for_pass(p, fwd(f), [](const problem& q) {
+      return model_flash2_backward_deterministic_cuda(q,
+                                                      cuda::bwd_dq_slices(q, cuda::current_device_limits().sm_count));
+    });
   };
   row.memory_bytes = [fwd = row.memory_bytes, deterministic](const problem& p) {
     return p.pass == pass_kind::fwd ? fwd(p) : cuda::flash2_backward_memory_bytes(p, deterministic);
@@ -131,8 +134,9 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
   with_backward(rows.back(), false);
   rows.push_back(flash2_family_row(
       "flash2_bwd_deterministic",
-      "the flash2 backward without atomics: per-key-tile fp32 dQ slices summed in a fixed order by a second "
-      "kernel (bit-identical runs; extra memory kv_tiles x dQ in fp32)",
+      "the flash2 backward without atomics: waves of S key tiles (two CTAs per SM) storing fp32 dQ slices, "
+      "each wave summed in a fixed order into an accumulator (bit-identical runs; extra memory (S + 1) x dQ in "
+      "fp32)",
       flash2_row::flash2,
       {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_bwd},
       {tag::fused, tag::tiled}));
