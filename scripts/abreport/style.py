@@ -86,6 +86,14 @@ def close(fig: Figure) -> None:
     plt.close(fig)
 
 
+def legend_columns(fig: Figure, entries: int) -> int:
+    """Columns a legend beside the axes needs to stay within the figure's height: taller, the
+    constrained layout collapsed the axes (the quick sweep's roofline has ~40 entries)."""
+    size = matplotlib.font_manager.FontProperties(size=plt.rcParams["legend.fontsize"]).get_size_in_points()
+    rows = max(1, int(0.9 * fig.get_figheight() * 72 / (size * (1.0 + plt.rcParams["legend.labelspacing"]))))
+    return max(1, -(-entries // rows))
+
+
 def section_legend(target, sections: list[tuple[str, list]], **kw):
     """One legend outside the data with titled sections (variant, marker, ceilings):
     stacked in one box so sections never overlap each other."""
@@ -103,8 +111,11 @@ def section_legend(target, sections: list[tuple[str, list]], **kw):
         for h in hs:
             handles.append(h)
             labels.append(h.get_label())
+    ncol = legend_columns(target.figure, len(handles))
+    if ncol > 1 and "ncol" not in kw:  # the axes keep their width: the figure grows by the columns
+        target.figure.set_figwidth(target.figure.get_figwidth() + 3.2 * (ncol - 1))
     args = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0,
-                handlelength=2.2, frameon=True)
+                handlelength=2.2, frameon=True, ncol=ncol)
     args.update(kw)
     args = {k: v for k, v in args.items() if v is not None}
     leg = target.legend(handles, labels, **args)

@@ -96,3 +96,26 @@ def test_points_above_error_tolerance_are_ringed(fx, tmp_path):
     ax = chart.fig.axes[0]
     rings = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_facecolors()) == 0]
     assert len(rings) == 1 and len(rings[0].get_offsets()) == 1
+
+
+def test_a_long_legend_gets_columns_and_the_axes_keep_their_size(tmp_path):
+    """40 entries beside a 5.4-inch axes: one column collapsed the constrained layout (a
+    UserWarning, and axes of zero width in the quick sweep's roofline); control: 5 entries."""
+    import warnings
+
+    from matplotlib.lines import Line2D
+
+    from abreport import style
+
+    for n, want_cols in ((40, 2), (5, 1)):
+        fig = style.new_figure(9.0, 5.4)
+        ax = fig.add_subplot()
+        ax.plot([1, 2], [1, 2])
+        handles = [Line2D([], [], label=f"v{i}", marker="o", linestyle="none") for i in range(n)]
+        leg = style.section_legend(ax, [("variant", handles)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            style.save(fig, str(tmp_path), f"legend{n}", ("png",))
+        assert leg._ncols == want_cols
+        assert ax.get_position().width > 0.3  # a fraction of the (possibly widened) figure
+        style.close(fig)
