@@ -271,8 +271,11 @@ ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.MatchesFp64ReferenceO
 ab_emu_gtest(flash2_bwd_deterministic "CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64")
 if(ab_emu_san STREQUAL "thread")
   # ~5 min together under TSan on 2 cores: only in the full TSan run
-  # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them.
-  set_tests_properties(emu.unfused emu.flash1 emu.reference PROPERTIES LABELS "nogpu;tsan_full")
+  # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them. The
+  # deterministic backward (~440 s under TSan) runs the atomic one's kernel, which the `tsan`
+  # step keeps on a subset of its cases (test_flash2_bwd.cpp, ~10x slower under TSan).
+  set_tests_properties(emu.unfused emu.flash1 emu.reference emu.flash2_bwd_deterministic
+                       PROPERTIES LABELS "nogpu;tsan_full")
 endif()
 foreach(group main decode)
   add_test(NAME emu.flash2_${group} COMMAND attnbench_emu_flash2 ${group})

@@ -79,17 +79,27 @@ std::string per_head_layout_mask() {
   return mask;
 }
 
-// Every case at each of the backward's tiles (64 x 64, 64 x 128).
+// Every case at each of the backward's tiles (64 x 64, 64 x 128). Under ThreadSanitizer (the
+// emulator's TSan build, ~10x slower) a subset that still has every code path of the kernel:
+// ragged causal at d 64 (both tiles), GQA with empty rows at d 128, random blocks.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool subset = true;
+#else
+constexpr bool subset = false;
+#endif
 std::vector<problem> case_problems() {
   std::vector<problem> r;
   for (const std::int64_t bc : cuda::kBwdBcs)
     for (const bwd_case& c : cases) {
       if (!cuda::is_bwd_tile(c.d, cuda::kBwdBr, bc)) continue;
+      const auto k = &c - cases;
+      if (subset && !(k == 0 || (bc == 64 && (k == 2 || k == 8)))) continue;
       problem p = make_problem(c.B, c.H, c.Hkv, c.Nq, c.Nkv, c.d, c.type, c.mask, cuda::kBwdBr, bc);
       p.pass = c.pass;
       r.push_back(p);
     }
   for (const std::int64_t bc : cuda::kBwdBcs) {
+    if (subset) break;
     problem p = make_problem(1, 4, 2, 70, 133, 64, dtype::bf16, per_head_layout_mask(), cuda::kBwdBr, bc);
     p.pass = pass_kind::bwd;
     r.push_back(p);
