@@ -261,12 +261,12 @@ step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$root/scripts/resume_sweep.sh"
   "${fp8_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/fp8.json"
 # ---- backward: bwd and fwd_bwd of the rows that claim them -------------------------
 # The cuDNN rows only where the build has them (an unknown --variant name is an error).
-bwd_rows="flash2,cublas_unfused"
+bwd_rows="flash2,flash2_bwd_deterministic,cublas_unfused"  # what determinism costs, beside cuDNN's
 grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && bwd_rows+=",cudnn_sdpa,cudnn_sdpa_deterministic"
 bwd_default="--variant $bwd_rows --pass bwd,fwd_bwd --dtype bf16 --head-dim 128,64 --batch 1 --heads 16 --seq 8192,16384 --mask none --reps 5"
 (( dry )) && bwd_default="--variant flash2,naive --pass bwd,fwd_bwd --dtype fp32 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1"
 bwd_args=(${GPU_CHECK_BWD_ARGS:-$bwd_default})
-step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-60}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-75}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
 # ---- the crossover: causal attention against the scans at one model width over L -----------------
 # (docs/alternatives.md): the alternatives group at GPU lengths; 1k-64k fits the step's minute
