@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -19,15 +20,22 @@ namespace attnbench::cuda {
 
 namespace {
 
+// fp32 dQ buffers in dQ elements: the accumulator (atomic mode), or the deterministic mode's
+// S slices plus the accumulator carried between waves (none with one wave).
+std::int64_t dq_slices_elems(const problem& p, std::int64_t slices) { return slices * p.q_elems(); }
+std::int64_t dq_acc_elems(const problem& p, std::int64_t slices) {
+  return slices == 0 || slices < bwd_kv_tiles(p) ? p.q_elems() : 0;
+}
+
 class flash2_backward_runner final : public device_backward_runner {
  public:
   flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic, int slices)
       : device_backward_runner(p, writes_lse),
         deterministic_(deterministic),
-        slices_(deterministic ? slices : 0),
+        slices_(deterministic ? std::min<std::int64_t>(slices, bwd_kv_tiles(p)) : 0),
         delta_(p.rows() * 4),
-        dq_acc_(!deterministic || slices_ < bwd_kv_tiles(p) ? p.q_elems() * 4 : 0),
-        dq_part_(slices_ * p.q_elems() * 4) {
+        dq_acc_(dq_acc_elems(p, slices_) * 4),
+        dq_part_(dq_slices_elems(p, slices_) * 4) {
     fwd_cfg_ = flash2_config_for(flash2_row::flash2, p);
     main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type);
     if (!fwd_cfg_ || !main_)
@@ -115,9 +123,8 @@ std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool write
 }
 
 std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic) {
-  const std::int64_t slices = bwd_dq_slices(p, current_device_limits().sm_count);
-  const std::int64_t dq_work =
-      deterministic ? (slices + (slices < bwd_kv_tiles(p) ? 1 : 0)) * p.q_elems() : p.q_elems();
+  const std::int64_t slices = deterministic ? bwd_dq_slices(p, current_device_limits().sm_count) : 0;
+  const std::int64_t dq_work = dq_acc_elems(p, slices) + dq_slices_elems(p, slices);
   return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work) +
          mask_device_bytes(plan_for(flash2_row::flash2, p, 1));
 }

@@ -83,8 +83,7 @@ constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 // terms element-wise over the causal-bound walk and at d = 64 only.
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
-  if (!cuda::is_bwd_tile(p.d, p.Br, p.Bc) ||
-      !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type))
+  if (p.Br != cuda::kBwdBr || !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type))
     return support::no(
         fmt::format("the flash2 backward runs the tiles {}x{} and {}x{} (d=64 only), not Br x Bc = {}x{}", cuda::kBwdBr,
                     cuda::kBwdBcs[0], cuda::kBwdBr, cuda::kBwdBcs[1], p.Br, p.Bc));
