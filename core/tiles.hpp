@@ -199,4 +199,41 @@ inline kv_tile_list make_kv_tile_list(const problem& p, tile_walk walk) {
   return l;
 }
 
+// The backward's walk (KV outer): per (head, key tile) the ascending query tiles whose list
+// holds the key tile, a kv_tile_list transposed (the same per-head rule). On a device a kernel
+// reads the arrays through q_tile_list_view.
+struct q_tile_list_view {
+  const std::int32_t* num = nullptr;      // [heads, kv_tiles]
+  const std::int32_t* indices = nullptr;  // [heads, kv_tiles, q_tiles]
+  std::int64_t heads = 1, kv_tiles = 0, q_tiles = 0;
+  ATTN_HD std::int64_t slot(std::int64_t h, std::int64_t kt) const { return (heads > 1 ? h : 0) * kv_tiles + kt; }
+  ATTN_HD std::int32_t count(std::int64_t h, std::int64_t kt) const { return num[slot(h, kt)]; }
+  ATTN_HD std::int32_t at(std::int64_t h, std::int64_t kt, std::int64_t n) const {
+    return indices[slot(h, kt) * q_tiles + n];
+  }
+};
+
+struct q_tile_list {
+  std::int64_t heads = 1, kv_tiles = 0, q_tiles = 0;
+  std::vector<std::int32_t> num, indices;
+  q_tile_list_view view() const { return {num.data(), indices.data(), heads, kv_tiles, q_tiles}; }
+};
+
+inline q_tile_list transpose_tile_list(const kv_tile_list& l) {
+  q_tile_list t;
+  t.heads = l.heads;
+  t.kv_tiles = l.kv_tiles;
+  t.q_tiles = l.q_tiles;
+  t.num.assign(t.heads * t.kv_tiles, 0);
+  t.indices.assign(t.heads * t.kv_tiles * t.q_tiles, 0);
+  const kv_tile_list_view v = l.view();
+  for (std::int64_t h = 0; h < l.heads; ++h)
+    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)  // ascending qt: each key tile's list ascends
+      for (std::int32_t n = 0; n < v.count(h, qt); ++n) {
+        const std::int64_t slot = h * t.kv_tiles + v.at(h, qt, n);
+        t.indices[slot * t.q_tiles + t.num[slot]++] = static_cast<std::int32_t>(qt);
+      }
+  return t;
+}
+
 }  // namespace attnbench

@@ -261,15 +261,17 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("")
         if note:
             lines.append(note)
-        lines.append(f"{'backward':34s} {'Nq':>6s} {'d':>4s} {'mask':>7s} {'TFLOP/s':>9s} {'grad err':>9s} "
-                     f"{'tol':>8s}  result")
+        lines.append(f"{'backward':34s} {'Nq':>6s} {'d':>4s} {'tile':>6s} {'mask':>12s} {'TFLOP/s':>9s} "
+                     f"{'grad err':>9s} {'tol':>8s}  result")
         for b in sorted(rows, key=lambda b: (b.get("pass", ""), b.get("d", 0), b.get("mask", ""), b.get("Nq", 0),
-                                             b.get("variant", ""))):
+                                             b.get("variant", ""), b.get("Bc", 0))):
             err = b.get("grad_err")
             res = "ok" if b.get("err_ok") is not False and err is not None else "WRONG"
+            tile = f"{b.get('Br', '?')}x{b.get('Bc', '?')}"
             lines.append(f"{b.get('variant', '?') + ' ' + b.get('pass', '?') + ' ' + b.get('dtype', '?'):34s} "
-                         f"{b.get('Nq', 0):6d} {b.get('d', 0):4d} {b.get('mask', '?'):>7s} {b.get('tflops') or 0:9.3g} "
-                         f"{err if err is not None else float('nan'):9.2e} {b.get('grad_tolerance') or 0:8.1e}  {res}")
+                         f"{b.get('Nq', 0):6d} {b.get('d', 0):4d} {tile:>6s} {b.get('mask', '?'):>12s} "
+                         f"{b.get('tflops') or 0:9.3g} {err if err is not None else float('nan'):9.2e} "
+                         f"{b.get('grad_tolerance') or 0:8.1e}  {res}")
         failed = [b for b in bwd.get("benchmarks", []) if b.get("status") == "failed"]
         if failed:
             lines.append(f"backward: {len(failed)} failed entries: "

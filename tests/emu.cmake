@@ -16,6 +16,8 @@
 #   emu.additive_linformer  tests/gpu/test_additive_linformer.cpp: additive, linformer (kernels/cuda/approx)
 #   emu.reference       tests/gpu/test_reference_fp32.cpp (on-device fp32 reference)
 #   emu.flash2_bwd      tests/gpu/test_flash2_bwd.cpp: the flash2 backward
+#   emu.sparse_bwd      the sparse row's backward (the same kernel over the transposed key-tile lists)
+#   emu.flash2_bwd_deterministic  the deterministic row (waves, bit-identical runs)
 #   emu.flash2_main     flash2 main-loop tiles, sparse and packed-GQA rows (emu_test.cpp)
 #   emu.flash2_decode   split-KV decode + the real merge kernel (flash2_splitkv_merge.cu)
 #   emu.flash2_faults   each injected instruction fault must be detected
@@ -266,9 +268,10 @@ ab_emu_gtest(scans "CudaScansHost.*:CudaScans.*")
 ab_emu_gtest(performer_routing "CudaPerformerRoutingHost.*:CudaPerformerRouting.*")
 ab_emu_gtest(additive_linformer "CudaAdditiveLinformerHost.*:CudaAdditiveLinformer.*")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
-# Two tests, so that ctest -j runs the atomic and the deterministic rows' cases side by side.
+# Three tests, so that ctest -j runs the atomic, sparse and deterministic rows' cases side by side.
 ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes")
 ab_emu_gtest(flash2_bwd_deterministic "CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64")
+ab_emu_gtest(sparse_bwd "CudaFlash2Bwd.SparseRowMatchesFp64ReferenceOnSmallShapes")
 if(ab_emu_san STREQUAL "thread")
   # ~5 min together under TSan on 2 cores: only in the full TSan run
   # (scripts/emu_sanitizers.sh tsan-all); the test command's `tsan` step skips them. The

@@ -37,21 +37,6 @@ namespace attnbench::cpu {
 
 namespace {
 
-// [head of the tile list][key tile] -> the query tiles visiting it.
-using backward_walk = std::vector<std::vector<std::vector<std::int32_t>>>;
-
-// The query tiles that visit each key tile, per head of the list (one unless the mask has a
-// layout per head): the forward's walk transposed.
-backward_walk q_tiles_per_kv_tile(const problem& p, tile_walk walk) {
-  const kv_tile_list l = make_kv_tile_list(p, walk);
-  backward_walk out(static_cast<std::size_t>(l.heads), std::vector<std::vector<std::int32_t>>(l.kv_tiles));
-  for (std::int64_t h = 0; h < l.heads; ++h)
-    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
-      for (std::int32_t n = 0; n < l.view().count(h, qt); ++n)
-        out[h][l.view().at(h, qt, n)].push_back(std::int32_t(qt));
-  return out;
-}
-
 void transpose(float* to, std::int64_t ld, const float* from, std::int64_t rows, std::int64_t cols) {
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) to[c * ld + r] = from[r * cols + c];
@@ -61,7 +46,7 @@ void transpose(float* to, std::int64_t ld, const float* from, std::int64_t rows,
 
 void flash2_backward(const problem& p, const float* q, const float* k, const float* v, const float* o, const float* lse,
                      const float* d_o, float* delta, float* dq, float* dk, float* dv, byte_counter& bytes,
-                     exp_counter& exps, const backward_walk& walk) {
+                     exp_counter& exps, const q_tile_list& walk) {
   const std::int64_t d = p.d, Br = p.Br, Bc = p.Bc;
   const float scale_qk = 1.0f / std::sqrt(static_cast<float>(d));
   const std::int64_t heads = p.B * p.H, tasks = p.B * p.Hkv;
@@ -102,7 +87,8 @@ void flash2_backward(const problem& p, const float* q, const float* k, const flo
         transpose(v_t, Bc, vs, cols, d);
         bool acc_written = false;
         for (std::int64_t h = hkv * p.group(); h < (hkv + 1) * p.group(); ++h)
-          for (const std::int32_t qt : walk[walk.size() > 1 ? h : 0][kt]) {
+          for (std::int32_t n = 0; n < walk.view().count(h, kt); ++n) {
+            const std::int64_t qt = walk.view().at(h, kt, n);
             const std::int64_t rows = q_tile_rows(p, qt), r0 = qt * Br, row0 = (b * p.H + h) * p.Nq + r0;
             const float* qs = read_tile(q + q_offset(p, b, h, r0), rows * d, bytes);
             const float* dos = read_tile(d_o + q_offset(p, b, h, r0), rows * d, bytes);
@@ -144,7 +130,7 @@ class flash2_backward_runner final : public cpu_backward_runner {
   flash2_backward_runner(const problem& p, bool writes_lse, tile_walk walk)
       : cpu_backward_runner(p, writes_lse),
         fwd_tiles_(make_kv_tile_list(p, walk)),
-        bwd_walk_(q_tiles_per_kv_tile(p, walk)),
+        bwd_walk_(transpose_tile_list(fwd_tiles_)),
         delta_(p.rows()) {}
 
  private:
@@ -156,7 +142,7 @@ class flash2_backward_runner final : public cpu_backward_runner {
                     dk_.data(), dv_.data(), bytes_, exps_, bwd_walk_);
   }
   kv_tile_list fwd_tiles_;
-  backward_walk bwd_walk_;
+  q_tile_list bwd_walk_;      // the forward's walk transposed: query tiles per key tile
   std::vector<float> delta_;  // D = rowsum(dO * O), [B, H, Nq]
 };
 

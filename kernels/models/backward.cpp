@@ -61,18 +61,29 @@ model_figures model_sparse_backward_cpu(const problem& p) { return flash2_backwa
 
 namespace {
 
-model_figures flash2_backward_cuda(const problem& p, std::int64_t slices) {  // slices 0: atomic mode
+// slices 0: atomic mode. walk: causal_bound (the flash2 rows: bwd_visits) or visible (the sparse
+// row: its forward's key-tile lists transposed, per head for a per-head layout).
+model_figures flash2_backward_cuda(const problem& p, std::int64_t slices, tile_walk walk) {
   const std::int64_t e = dtype_bytes(p.type), br = p.Br, bc = p.Bc;
-  const problem& g = p;                               // at the entry's tile, a backward tile (the row's check)
-  std::int64_t visit_rows = 0, pairs = 0, tiles = 0;  // per head
-  for (std::int64_t kt = 0; kt < cuda::bwd_kv_tiles(g); ++kt)
-    for (std::int64_t qt = 0; qt < cuda::bwd_q_tiles(g); ++qt)
-      if (cuda::bwd_visits(g, qt, kt)) {
-        const std::int64_t rows = std::min(br, p.Nq - qt * br), cols = std::min(bc, p.Nkv - kt * bc);
-        visit_rows += rows;
-        pairs += rows * cols;
-        ++tiles;
-      }
+  const problem& g = p;  // at the entry's tile, a backward tile (the row's check)
+  // Over every query head: the rows each visit reads, the real pairs and the visits.
+  std::int64_t visit_rows = 0, pairs = 0, tiles = 0;
+  auto visit = [&](std::int64_t qt, std::int64_t kt, std::int64_t heads) {
+    const std::int64_t rows = std::min(br, p.Nq - qt * br), cols = std::min(bc, p.Nkv - kt * bc);
+    visit_rows += heads * rows;
+    pairs += heads * rows * cols;
+    tiles += heads;
+  };
+  if (walk == tile_walk::visible) {
+    const q_tile_list l = transpose_tile_list(make_kv_tile_list(g, tile_walk::visible));
+    for (std::int64_t h = 0; h < l.heads; ++h)
+      for (std::int64_t kt = 0; kt < l.kv_tiles; ++kt)
+        for (std::int32_t n = 0; n < l.view().count(h, kt); ++n) visit(l.view().at(h, kt, n), kt, p.H / l.heads);
+  } else {
+    for (std::int64_t kt = 0; kt < cuda::bwd_kv_tiles(g); ++kt)
+      for (std::int64_t qt = 0; qt < cuda::bwd_q_tiles(g); ++qt)
+        if (cuda::bwd_visits(g, qt, kt)) visit(qt, kt, p.H);
+  }
   // Atomic: the accumulator cleared (4 d per row), read-modify-written per visit (8 d), read
   // once by the conversion. Deterministic: each visit writes its slice rows (4 d), the wave's
   // sum reads them back (4 d per visit) and carries the accumulator across W waves (written
@@ -81,19 +92,23 @@ model_figures flash2_backward_cuda(const problem& p, std::int64_t slices) {  // 
   const std::int64_t preprocess = p.Nq * (2 * p.d * e + 4 + (slices > 0 ? 0 : 4 * p.d));
   const std::int64_t visits = visit_rows * (2 * p.d * e + 8 + 8 * p.d);
   const std::int64_t convert = p.Nq * p.d * (slices > 0 ? 8 * (waves - 1) + e : 4 + e);
-  const std::int64_t per_head = preprocess + visits + convert;
+  const std::int64_t per_head = preprocess + convert;
   const std::int64_t per_kv_head = 4 * p.Nkv * p.d * e;
-  const double heads = static_cast<double>(p.B * p.H);
-  const double bytes = heads * static_cast<double>(per_head) + static_cast<double>(p.B * p.Hkv * per_kv_head);
-  return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(tiles * br * bc) * heads, bytes,
-          static_cast<double>(pairs) * heads};
+  const double batch = static_cast<double>(p.B), heads = static_cast<double>(p.B * p.H);
+  const double bytes = heads * static_cast<double>(per_head) + batch * static_cast<double>(visits) +
+                       static_cast<double>(p.B * p.Hkv * per_kv_head);
+  return {model_flops_backward(p), 10.0 * p.d * static_cast<double>(tiles * br * bc) * batch, bytes,
+          static_cast<double>(pairs) * batch};
 }
 
 }  // namespace
 
-model_figures model_flash2_backward_cuda(const problem& p) { return flash2_backward_cuda(p, 0); }
+model_figures model_flash2_backward_cuda(const problem& p) {
+  return flash2_backward_cuda(p, 0, tile_walk::causal_bound);
+}
+model_figures model_sparse_backward_cuda(const problem& p) { return flash2_backward_cuda(p, 0, tile_walk::visible); }
 model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices) {
-  return flash2_backward_cuda(p, slices);
+  return flash2_backward_cuda(p, slices, tile_walk::causal_bound);
 }
 model_figures model_cublas_unfused_backward(const problem& p) {
   const std::int64_t e = es(p), s = p.rows() * p.Nkv, q = p.q_elems(), kv = p.kv_elems();

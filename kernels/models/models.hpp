@@ -255,6 +255,9 @@ model_figures model_sparse_backward_cpu(const problem& p);  // the exact key-til
 // written by atomicAdd (8 d); convert 4 + e per dQ element. Executed: 10 d per pair of every
 // computed 64 x 64 tile (padding included); exps: the real pairs of the visited tiles.
 model_figures model_flash2_backward_cuda(const problem& p);
+// The sparse row's backward: the same kernel and bytes per visit over its forward's key-tile
+// lists transposed (the query tiles whose list holds the key tile, per head for a per-head layout).
+model_figures model_sparse_backward_cuda(const problem& p);
 // Its deterministic mode (flash2_bwd_deterministic) in waves of `slices` key tiles
 // (bwd_dq_slices): nothing cleared; per visit the slice rows written (4 d) and read back by
 // the wave's sum (4 d), the bytes of the atomics; the fp32 accumulator carried across the W

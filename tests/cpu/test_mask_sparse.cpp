@@ -20,6 +20,7 @@
 #include "core/tiles.hpp"
 #include "core/variant.hpp"
 #include "harness/axis_values.hpp"
+#include "kernels/cpu/cpu_common.hpp"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/attention_reference.hpp"
 
@@ -135,6 +136,28 @@ std::int64_t rule_mismatches(const rule& r) {
 
 TEST(mask_sparse, is_visible_follows_the_rules) { EXPECT_EQ(rule_mismatches(visible_by_rule), 0); }
 
+// The CPU kernels' row mask (one block-term lookup per key block) against is_visible, on tiles
+// of 16 and 64 keys at every alignment the tile loops use, for every query head.
+TEST(mask_sparse, cpu_row_mask_follows_is_visible) {
+  std::int64_t masked = 0;
+  for (const problem& p : all_cases())
+    for (const std::int64_t n : {16, 64})
+      for (std::int64_t h = 0; h < p.H; ++h)
+        for (std::int64_t i = 0; i < p.Nq; ++i)
+          for (std::int64_t c0 = 0; c0 < p.Nkv; c0 += n) {
+            const std::int64_t cols = std::min(n, p.Nkv - c0);
+            std::vector<float> row(2 * cols, 1.0f);  // stride 2, as a transposed tile's column
+            cpu::mask_strided(p, h, i, c0, row.data(), 2, cols, -1.0f);
+            for (std::int64_t j = 0; j < cols; ++j) {
+              ASSERT_EQ(row[2 * j] == 1.0f, is_visible(p, h, i, c0 + j))
+                  << to_string(p.mask) << " h " << h << " i " << i << " key " << c0 + j;
+              ASSERT_EQ(row[2 * j + 1], 1.0f);
+              masked += row[2 * j] != 1.0f;
+            }
+          }
+  EXPECT_GT(masked, 0);
+}
+
 TEST(mask_sparse, negative_control_rule_checker_catches_an_off_by_one_stride) {
   const rule wrong = [](const problem& p, std::int64_t h, std::int64_t i, std::int64_t j) {
     if (p.mask.has_strided() && !(i < p.mask.global || j < p.mask.global)) {
@@ -215,6 +238,24 @@ TEST(mask_sparse, tile_lists_are_the_tiles_with_a_visible_pair) {
         for (auto kt : brute) ASSERT_TRUE(cover.count(kt)) << to_string(p.mask);
         const tile_spans s = visible_kv_tiles(p, qt);
         for (auto kt : brute) ASSERT_TRUE(s.first.contains(kt) || s.second.contains(kt)) << to_string(p.mask);
+      }
+  }
+}
+
+// The backward's walk: per (head, key tile) exactly the query tiles with a visible pair there,
+// ascending (the lists transposed).
+TEST(mask_sparse, transposed_lists_are_the_query_tiles_with_a_visible_pair) {
+  for (const problem& p : all_cases()) {
+    const q_tile_list t = transpose_tile_list(make_kv_tile_list(p, tile_walk::visible));
+    ASSERT_EQ(t.heads, p.mask.per_head() ? p.H : 1);
+    for (std::int64_t h = 0; h < t.heads; ++h)
+      for (std::int64_t kt = 0; kt < num_kv_tiles(p); ++kt) {
+        std::vector<std::int32_t> brute;
+        for (std::int64_t qt = 0; qt < num_q_tiles(p); ++qt)
+          if (brute_rect(p, h, qt * p.Br, (qt + 1) * p.Br, kt * p.Bc, (kt + 1) * p.Bc))
+            brute.push_back(static_cast<std::int32_t>(qt));
+        ASSERT_EQ(t.view().count(h, kt), static_cast<std::int32_t>(brute.size())) << to_string(p.mask);
+        for (std::size_t n = 0; n < brute.size(); ++n) ASSERT_EQ(t.view().at(h, kt, n), brute[n]) << to_string(p.mask);
       }
   }
 }

@@ -83,6 +83,10 @@ ab_emu_negative_header(flash2_bwd_wrong_group flash2_bwd ${k}/flash2/flash2_bwd_
 ab_emu_negative_header(flash2_bwd_no_sparse_terms flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
   "sparse_bits |= 1u << c;" "sparse_bits |= 0u << c;"
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (b3) the sparse row's lists: the last query tile listed for each key tile not visited.
+ab_emu_negative_header(flash2_bwd_list_drops_last flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "listed ? prm.q_tiles.count(h, kt) : n_qt;" "listed ? prm.q_tiles.count(h, kt) - 1 : n_qt;"
+  gtest --gtest_filter=CudaFlash2Bwd.SparseRowMatchesFp64ReferenceOnSmallShapes)
 # (c) the fp32 dQ accumulator not cleared by the preprocess: a run adds to whatever the
 # buffer held (the allocation's NaN poison, then the previous run's dQ).
 ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu

@@ -1,15 +1,17 @@
 // The CUDA flash2 backward (kernels/cuda/flash2/flash2_bwd_*; docs/backward.md): dQ, dK,
 // dV of the flash2 row at p.pass bwd and fwd_bwd against the fp64 backward reference on
-// small shapes at each backward tile (64 x 64, 4 warps; at d 64 also 64 x 128, 8 warps): ragged lengths
+// small shapes at each backward tile (64 x 64, 4 warps; 64 x 128, 8 warps): ragged lengths
 // (not multiples of the tile), Nq != Nkv both ways
 // (causal bottom-right; Nq > Nkv leaves rows without a visible key), GQA ratios 1, 2, 4,
-// d 64 and 128, fp16 and bf16, B 2, masks none, causal, local (keys no row sees) and
-// causal+global. Each case runs twice after the gradients are
+// d 64 and 128, fp16 and bf16, B 2, masks none, causal, local (keys no row sees),
+// causal+global and sparse terms (random blocks at d 64 and 128, strides, a per-head layout);
+// the sparse row on the cases whose masks it takes. Each case runs twice after the gradients are
 // poisoned (a second run must not accumulate into the first: the dQ accumulator is
 // cleared inside the backward). Bound: the forward's fixed bound per dtype
 // (tests/gpu/tolerance.hpp; no unfused CUDA backward baseline exists yet to take a
 // multiple of), below the sweep's grad_tolerance; the measured errors are printed. Runs on a GPU (skipped with the
-// reason without one) and under the host emulator (tests/emu.cmake, emu.flash2_bwd and emu.flash2_bwd_deterministic),
+// reason without one) and under the host emulator (tests/emu.cmake, emu.flash2_bwd, emu.sparse_bwd and
+// emu.flash2_bwd_deterministic),
 // with the negative controls of tests/emu/negative_controls.cmake. Host-only checks (supports reasons, model, memory)
 // run without a device.
 #include <fmt/format.h>
@@ -59,6 +61,7 @@ const bwd_case cases[] = {
     // The sparse terms (element-wise from device memory, the causal-bound walk).
     {1, 4, 2, 70, 133, 64, dtype::fp16, "causal+random:16,2", pass_kind::bwd},        // clipped random blocks
     {1, 2, 1, 100, 90, 64, dtype::bf16, "global:2+strided:4,3", pass_kind::fwd_bwd},  // strides, no base
+    {1, 4, 2, 70, 133, 128, dtype::bf16, "causal+random:16,2", pass_kind::bwd},       // d 128 (64 x 64 only)
 };
 
 // A per-head block layout (4 query heads over 2 KV heads, blocks of 16), written once: head h
@@ -81,7 +84,7 @@ std::string per_head_layout_mask() {
 
 // Every case at each of the backward's tiles (64 x 64, 64 x 128). Under ThreadSanitizer (the
 // emulator's TSan build, ~10x slower) a subset that still has every code path of the kernel:
-// ragged causal at d 64 (both tiles), GQA with empty rows at d 128, random blocks.
+// ragged causal at d 64 and GQA with empty rows at d 128 (both tiles), random blocks.
 #if defined(__SANITIZE_THREAD__)
 constexpr bool subset = true;
 #else
@@ -91,11 +94,11 @@ std::vector<problem> case_problems() {
   std::vector<problem> r;
   for (const std::int64_t bc : cuda::kBwdBcs)
     for (const bwd_case& c : cases) {
-      if (!cuda::is_bwd_tile(c.d, cuda::kBwdBr, bc)) continue;
       const auto k = &c - cases;
-      if (subset && !(k == 0 || (bc == 64 && (k == 2 || k == 8)))) continue;
+      if (subset && !(k == 0 || k == 2 || (bc == 64 && k == 8))) continue;
       problem p = make_problem(c.B, c.H, c.Hkv, c.Nq, c.Nkv, c.d, c.type, c.mask, cuda::kBwdBr, bc);
       p.pass = c.pass;
+      if (p.mask.has_sparse() && !cuda::flash2_bwd_sparse_terms(p.d, bc)) continue;
       r.push_back(p);
     }
   for (const std::int64_t bc : cuda::kBwdBcs) {
@@ -131,50 +134,74 @@ const variant& flash2_row() {
   return *v;
 }
 
+// p through the row `v` (poisoned, run twice) against the fp64 backward, every gradient
+// element; exact zeros where no pair is visible.
+void expect_matches_fp64(const variant& v, const problem& p, int seed) {
+  const std::string name = v.benchmark_name(p);
+  ASSERT_TRUE(v.supports(p).ok) << name << ": " << v.supports(p).reason;
+  host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
+  in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
+  auto r = v.make(p);
+  r->set_inputs(in);
+  r->poison_outputs();
+  r->run();
+  r->run();  // must not accumulate into the first run's gradients
+  sync_device();
+  const host_outputs out = r->get_outputs();
+  const reference_grads g = reference_softmax_backward(in, all_rows(p), every_kv_row(p));
+  // The forward's fixed bound (tolerance.hpp), tighter than the sweep's grad_tolerance:
+  // measured 3e-4 (fp16) and 2.5e-3 (bf16) on these cases under the emulator.
+  const double tol = std::min(grad_tolerance(p.type), fixed_bound(p.type));
+  const double eq = rel_l2(out.dq, g.dq), ek = rel_l2(out.dk, g.dk), ev = rel_l2(out.dv, g.dv);
+  std::printf("%s: dQ %.3g dK %.3g dV %.3g (bound %.3g)\n", name.c_str(), eq, ek, ev, tol);
+  EXPECT_LE(eq, tol) << name << " dQ";
+  EXPECT_LE(ek, tol) << name << " dK";
+  EXPECT_LE(ev, tol) << name << " dV";
+  // Exact zeros: dQ of rows without a visible key, dK and dV of keys no row sees.
+  std::int64_t empty_rows = 0;
+  for (std::int64_t row = 0; row < p.rows(); ++row)
+    if (visible_keys(p, row % p.Nq) == 0) {
+      ++empty_rows;
+      for (std::int64_t x = 0; x < p.d; ++x) ASSERT_EQ(out.dq[row * p.d + x], 0.0f) << name << " row " << row;
+    }
+  for (std::int64_t key = 0; key < p.B * p.Hkv * p.Nkv; ++key) {
+    bool seen = false;
+    for (std::int64_t i = 0; i < p.Nq && !seen; ++i) seen = is_visible(p, i, key % p.Nkv);
+    if (!seen)
+      for (std::int64_t x = 0; x < p.d; ++x) {
+        ASSERT_EQ(out.dk[key * p.d + x], 0.0f) << name << " key " << key;
+        ASSERT_EQ(out.dv[key * p.d + x], 0.0f) << name << " key " << key;
+      }
+  }
+  if (p.Nq > p.Nkv && p.mask.kind == mask_kind::causal && p.mask.global == 0) EXPECT_GT(empty_rows, 0) << name;
+}
+
 TEST(CudaFlash2Bwd, MatchesFp64ReferenceOnSmallShapes) {
   ATTN_REQUIRE_GPU();
-  const variant& v = flash2_row();
   int seed = 70;
-  for (const problem& p : case_problems()) {
-    const std::string name = v.benchmark_name(p);
-    ASSERT_TRUE(v.supports(p).ok) << name << ": " << v.supports(p).reason;
-    host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
-    in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
-    ++seed;
-    auto r = v.make(p);
-    r->set_inputs(in);
-    r->poison_outputs();
-    r->run();
-    r->run();  // must not accumulate into the first run's gradients
-    sync_device();
-    const host_outputs out = r->get_outputs();
-    const reference_grads g = reference_softmax_backward(in, all_rows(p), every_kv_row(p));
-    // The forward's fixed bound (tolerance.hpp), tighter than the sweep's grad_tolerance:
-    // measured 3e-4 (fp16) and 2.5e-3 (bf16) on these cases under the emulator.
-    const double tol = std::min(grad_tolerance(p.type), fixed_bound(p.type));
-    const double eq = rel_l2(out.dq, g.dq), ek = rel_l2(out.dk, g.dk), ev = rel_l2(out.dv, g.dv);
-    std::printf("%s: dQ %.3g dK %.3g dV %.3g (bound %.3g)\n", name.c_str(), eq, ek, ev, tol);
-    EXPECT_LE(eq, tol) << name << " dQ";
-    EXPECT_LE(ek, tol) << name << " dK";
-    EXPECT_LE(ev, tol) << name << " dV";
-    // Exact zeros: dQ of rows without a visible key, dK and dV of keys no row sees.
-    std::int64_t empty_rows = 0;
-    for (std::int64_t row = 0; row < p.rows(); ++row)
-      if (visible_keys(p, row % p.Nq) == 0) {
-        ++empty_rows;
-        for (std::int64_t x = 0; x < p.d; ++x) ASSERT_EQ(out.dq[row * p.d + x], 0.0f) << name << " row " << row;
-      }
-    for (std::int64_t key = 0; key < p.B * p.Hkv * p.Nkv; ++key) {
-      bool seen = false;
-      for (std::int64_t i = 0; i < p.Nq && !seen; ++i) seen = is_visible(p, i, key % p.Nkv);
-      if (!seen)
-        for (std::int64_t x = 0; x < p.d; ++x) {
-          ASSERT_EQ(out.dk[key * p.d + x], 0.0f) << name << " key " << key;
-          ASSERT_EQ(out.dv[key * p.d + x], 0.0f) << name << " key " << key;
-        }
-    }
-    if (p.Nq > p.Nkv && p.mask.kind == mask_kind::causal && p.mask.global == 0) EXPECT_GT(empty_rows, 0) << name;
+  for (const problem& p : case_problems()) expect_matches_fp64(flash2_row(), p, seed++);
+}
+
+// The sparse row's backward: the same kernel over its forward's key-tile lists transposed,
+// on the cases whose masks it takes (a local window or global tokens or sparse terms), plus a
+// window over 5 tiles, where each key tile is seen by 2 of the 5 query tiles. Its bound and
+// zeros are flash2's; a visit the lists drop shows as a gradient error.
+TEST(CudaFlash2Bwd, SparseRowMatchesFp64ReferenceOnSmallShapes) {
+  ATTN_REQUIRE_GPU();
+  const variant* v = find_variant("sparse", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  std::vector<problem> ps;
+  for (const problem& p : case_problems())
+    if (p.mask.kind == mask_kind::local || p.mask.global > 0 || p.mask.has_sparse()) ps.push_back(p);
+  for (const std::int64_t bc : cuda::kBwdBcs) {
+    if (subset) break;
+    problem p = make_problem(1, 2, 1, 300, 300, 64, dtype::bf16, "local:40,0", cuda::kBwdBr, bc);
+    p.pass = pass_kind::fwd_bwd;
+    ps.push_back(p);
   }
+  ASSERT_GE(ps.size(), subset ? 1u : 6u);
+  int seed = 110;
+  for (const problem& p : ps) expect_matches_fp64(*v, p, seed++);
 }
 
 // The deterministic row (waves of S key tiles, fp32 dQ slices, no atomics): within the same
@@ -199,7 +226,8 @@ TEST(CudaFlash2Bwd, DeterministicRowIsBitIdenticalAndMatchesFp64) {
       host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
       in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
       ++seed;
-      auto r = slices > 0 ? cuda::make_flash2_backward_runner(p, true, true, slices) : v->make(p);
+      auto r =
+          slices > 0 ? cuda::make_flash2_backward_runner(p, true, cuda::flash2_row::flash2, true, slices) : v->make(p);
       r->set_inputs(in);
       std::vector<host_outputs> runs;
       for (int k = 0; k < 3; ++k) {
@@ -261,8 +289,8 @@ TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {
   EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
   p.Bc = 128;  // the 8-warp tile, with its forward at 64 x 128
   EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
-  p.d = 128;  // 64 x 128 at d 64 only (the forward has no 64 x 128 at d 128 either)
-  EXPECT_NE(v.supports(p).reason.find("64x128"), std::string::npos) << v.supports(p).reason;
+  p.d = 128;  // and at d 128 (its forward re-reads Q from shared memory)
+  EXPECT_TRUE(v.supports(p).ok) << v.supports(p).reason;
   p.d = 64;
   p.Br = 128;
   EXPECT_NE(v.supports(p).reason.find("not Br x Bc = 128x128"), std::string::npos) << v.supports(p).reason;
@@ -276,12 +304,19 @@ TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {
     q.pass = pass_kind::bwd;
     EXPECT_TRUE(v.supports(q).ok) << m << ": " << v.supports(q).reason;
   }
-  // The sparse terms too (element-wise, as the forward's covering walk), at d = 64 only.
+  // The sparse terms too (element-wise, as the forward's covering walk), but not at d = 128
+  // with 64 x 128.
   problem q = make_problem(1, 2, 1, 128, 128, 64, dtype::bf16, "causal+strided:16,8", 64, 64);
   q.pass = pass_kind::bwd;
   EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
+  q.Bc = 128;
+  EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
   q.d = 128;
-  EXPECT_NE(v.supports(q).reason.find("sparse mask terms at d=64 only"), std::string::npos) << v.supports(q).reason;
+  EXPECT_NE(v.supports(q).reason.find("sparse mask terms at d=128 with the 64x64 tile only"), std::string::npos)
+      << v.supports(q).reason;
+  q.Bc = 64;
+  EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
+  q.Bc = 128;
   q.pass = pass_kind::fwd;  // control: the forward takes it
   EXPECT_TRUE(v.supports(q).ok) << v.supports(q).reason;
   p.type = dtype::fp32;
@@ -322,6 +357,30 @@ TEST(CudaFlash2BwdHost, ModelWorkedExample) {
   problem c = make_problem(1, 1, 1, 128, 128, 64, dtype::fp16, "causal", 64, 64);
   c.pass = pass_kind::bwd;
   EXPECT_DOUBLE_EQ(model_flash2_backward_cuda(c).flops_executed, 10 * d * 3 * 64 * 64);
+}
+
+// The sparse row's backward visits its forward's lists transposed: at Nq = Nkv = 256, local:20,0,
+// 64 x 64 tiles, key tile kt is seen by rows 64 kt .. 64 kt + 83, query tiles kt and kt + 1: 7
+// visits, against flash2's 16 (a window has no causal bound, so flash2 visits every tile).
+TEST(CudaFlash2BwdHost, SparseRowVisitsTheTransposedLists) {
+  const variant* v = find_variant("sparse", backend_kind::cuda);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->caps.passes, static_cast<unsigned>(pass_all));
+  problem p = make_problem(1, 2, 1, 256, 256, 64, dtype::fp16, "local:20,0", 64, 64);
+  p.pass = pass_kind::bwd;
+  ASSERT_TRUE(v->supports(p).ok) << v->supports(p).reason;
+  const double d = 64;
+  EXPECT_DOUBLE_EQ(v->model(p).flops_executed, 10 * d * 7 * 64 * 64 * 2);
+  EXPECT_DOUBLE_EQ(flash2_row().model(p).flops_executed, 10 * d * 16 * 64 * 64 * 2);
+  // Bytes differ by the 9 visits' Q, dO, lse, D and dQ accumulator rows, per head.
+  EXPECT_DOUBLE_EQ(flash2_row().model(p).bytes - v->model(p).bytes, 2 * 9 * 64 * (2 * d * 2 + 8 + 8 * d));
+  EXPECT_DOUBLE_EQ(v->model(p).exps, 7 * 64 * 64 * 2);  // the real pairs of the visited tiles
+  // Memory: flash2's plus the lists (4 key tiles: counts and 4 x 4 indices).
+  EXPECT_EQ(v->memory_bytes(p) - flash2_row().memory_bytes(p), 4 * 4 * (1 + 4));
+  // A mask without local or global sparsity stays flash2's, for the backward too.
+  problem c = make_problem(1, 2, 1, 256, 256, 64, dtype::fp16, "causal", 64, 64);
+  c.pass = pass_kind::bwd;
+  EXPECT_NE(v->supports(c).reason.find("flash2 covers it"), std::string::npos) << v->supports(c).reason;
 }
 
 TEST(CudaFlash2BwdHost, MemoryCountsTheAccumulatorAndD) {

@@ -5,7 +5,8 @@
 // KV outer. A CTA owns one key tile (Bc = 64 or 128 keys) of one KV head; K_j and V_j are
 // loaded once, and dK_j, dV_j stay in registers (each of the Bc / 16 warps owns 16 keys x d)
 // while the CTA walks every query tile of every query head of the KV group
-// that visits the key tile (the forward's causal-bound walk transposed). Per
+// that visits the key tile (the forward's causal-bound walk transposed; on the sparse row,
+// the query tiles of its forward's key-tile lists, transposed: prm.q_tiles). Per
 // visit: S^T = K Q^T recomputed, P^T = exp(scale S^T - lse) from the
 // forward's log-sum-exp (no max, no sum), dP^T = V dO^T, dS^T = P^T * (dP^T - D),
 // dV += P^T dO and dK += dS^T Q (P^T, dS^T converted in registers from the C
@@ -36,10 +37,16 @@
 // arrangement tried spilled 36-100 bytes beside 255 registers: not kept.
 // The 64 x 128 tile (FA2's hdim128 tile, 8 warps, 1 CTA per SM) keeps each warp's registers
 // as they are and halves the visits per key: per visit 2x the FLOPs against the same Q, dO,
-// lse, D and dQ atomics. At d = 64 only: at d = 128 ptxas (CUDA 13.0, sm_90) spilled 32
-// bytes beside 255 registers, 16 with 32-column dQ chunks, 36-44 with the dQ loops rolled,
-// with the keys' visible rows in shared memory, or with P^T packed before dP^T (which also
-// spilled the 64 x 64 tile). Not yet measured on a GPU.
+// lse, D and dQ atomics. At d = 128 both tiles take each visit's 64 queries in two halves of
+// 32 (K::QH; S^T, dP^T to dS^T and the half's share of dV, dK and dS, then the next half): 32
+// accumulators of S^T and dP^T live instead of 64, for K and V fragments loaded twice per
+// visit; same products in the same order. At 64 x 64 the halves made room for the sparse
+// row's list walk (12-40 bytes of spills without them) and the sparse terms; the 64 x 64
+// kernel measured at 20cfac8 had none. With all 64 queries at once ptxas (CUDA 13.0, sm_90)
+// spilled 32 bytes beside 255 registers at 64 x 128, 16 with 32-column dQ chunks, 36-44 with the dQ loops
+// rolled, with the keys' visible rows in shared memory, or with P^T packed before dP^T (which
+// also spilled the 64 x 64 tile); 32 with the shared-memory base made opaque per visit, 40
+// with 32-bit head and query-tile counters. Not yet measured on a GPU.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -65,6 +72,10 @@ struct flash2_bwd_traits {
   // dV; the whole d = 128 row at once spilled).
   static constexpr int WQM = BM / 16, WQD = warps / WQM, DQ_COLS = D / WQD;
   static constexpr int DQ_DT = DQ_COLS / 8 < 8 ? DQ_COLS / 8 : 8;
+  // Parts of a visit's queries done one after the other (S^T, dP^T of BM / QH queries live
+  // at a time): 2 at d = 128, where the whole BM spilled (header).
+  static constexpr int QH = D == 128 ? 2 : 1;
+  static_assert(QT % (2 * QH) == 0, "a part is whole k16 query steps");
   static constexpr int KS = D / 16;   // k16 steps over d
   static constexpr int CH = D / 8;    // 16-byte chunks of a row of Q, K, V, dO
   static constexpr int LD = D + 8;    // padded row (16 bytes: conflict-free ldmatrix, see flash2_kernel.cuh)
@@ -72,9 +83,9 @@ struct flash2_bwd_traits {
   // sQ, sdO [BM][LD], sK, sV [BN][LD], sdS [BM][LDS] in T; lse, D [BM] in fp32.
   static constexpr int smem_bytes = flash2_bwd_smem_bytes(D, BN);
   static_assert(smem_bytes == 2 * (2 * BM * LD + 2 * BN * LD + BM * LDS) + 4 * 2 * BM, "the host's formula");
-  static_assert(is_bwd_tile(D, BM, BN) && warps % WQM == 0 && DQ_COLS % (8 * DQ_DT) == 0, "dQ must split over warps");
+  static_assert(is_bwd_tile(BM, BN) && warps % WQM == 0 && DQ_COLS % (8 * DQ_DT) == 0, "dQ must split over warps");
   static_assert(BM * CH % threads == 0 && BN * CH % threads == 0, "copies must split evenly");
-  static constexpr bool sparse_terms = flash2_bwd_sparse_terms(D);
+  static constexpr bool sparse_terms = flash2_bwd_sparse_terms(D, BN);
   static_assert(2 * QT * 2 == 32, "sparse bits: a thread's 2 keys x 2 QT queries in one word");
 };
 
@@ -174,8 +185,11 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
     const std::int64_t head_row0 = (b * p.H + h) * p.Nq;
     const T* const gQ = static_cast<const T*>(prm.q) + head_row0 * D;
     const T* const gdO = static_cast<const T*>(prm.d_o) + head_row0 * D;
-    for (std::int64_t qt = 0; qt < n_qt; ++qt) {
-      if (!bwd_visits(p, qt, kt)) continue;
+    const bool listed = prm.q_tiles.num != nullptr;
+    const std::int64_t n_visits = listed ? prm.q_tiles.count(h, kt) : n_qt;
+    for (std::int64_t n = 0; n < n_visits; ++n) {
+      const std::int64_t qt = listed ? prm.q_tiles.at(h, kt, n) : n;
+      if (!listed && !bwd_visits(p, qt, kt)) continue;
       const std::int64_t q0 = qt * BM;
       __syncthreads();  // the previous visit is done with sQ, sdO, sdS, lse, D
 #pragma unroll
@@ -210,82 +224,91 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
         }
       }
 
-      // ---- S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x BM queries --
-      float st[QT][4], dpt[QT][4];
+      // The visit's queries in QH parts of BM / QH (a part's S^T, dP^T, P^T, dS^T and its
+      // share of dV, dK and dS, in query order): QH = 2 halves the S^T and dP^T accumulators
+      // (32 registers instead of 64) for K and V fragments loaded once per part.
 #pragma unroll
-      for (int nt = 0; nt < QT; ++nt)
+      for (int qh = 0; qh < K::QH; ++qh) {
+        constexpr int QTP = QT / K::QH;  // n8 query tiles of a part
+        // ---- S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x the part's queries --
+        float st[QTP][4], dpt[QTP][4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.f;
+        for (int nt = 0; nt < QTP; ++nt)
 #pragma unroll
-      for (int ks = 0; ks < KS; ++ks) {
-        std::uint32_t ak[4], av[4];
-        ldmatrix_x4(ak, sK + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
-        ldmatrix_x4(av, sV + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
+          for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.f;
 #pragma unroll
-        for (int np = 0; np < QT / 2; ++np) {
-          const int qrow = np * 16 + (lane & 7) + ((lane >> 4) << 3);
-          std::uint32_t bq[4], bo[4];
-          ldmatrix_x4(bq, sQ + off(qrow, 2 * ks + ((lane >> 3) & 1)));
-          ldmatrix_x4(bo, sdO + off(qrow, 2 * ks + ((lane >> 3) & 1)));
-          mma_16816<T>(st[2 * np], ak, bq[0], bq[1]);
-          mma_16816<T>(st[2 * np + 1], ak, bq[2], bq[3]);
-          mma_16816<T>(dpt[2 * np], av, bo[0], bo[1]);
-          mma_16816<T>(dpt[2 * np + 1], av, bo[2], bo[3]);
-        }
-      }
-
-      // ---- P^T from lse (masked pairs 0), dS^T = P^T (dP^T - D) --------------
-      // Element (key key_row + g + 8 hh, query nt * 8 + 2 t + e) is [nt][2 hh + e].
+        for (int ks = 0; ks < KS; ++ks) {
+          std::uint32_t ak[4], av[4];
+          ldmatrix_x4(ak, sK + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
+          ldmatrix_x4(av, sV + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
 #pragma unroll
-      for (int nt = 0; nt < QT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int qc = nt * 8 + 2 * t + e;
-          const int i = static_cast<int>(q0) + qc;
-          const float l2 = s_lse[qc], dd = s_delta[qc];
-#pragma unroll
-          for (int hh = 0; hh < 2; ++hh) {
-            const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]) ||
-                                               ((sparse_bits >> (16 * hh + 2 * nt + e)) & 1u));
-            const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
-            st[nt][2 * hh + e] = pe;
-            dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
+          for (int np = 0; np < QTP / 2; ++np) {
+            const int qrow = (qh * QTP / 2 + np) * 16 + (lane & 7) + ((lane >> 4) << 3);
+            std::uint32_t bq[4], bo[4];
+            ldmatrix_x4(bq, sQ + off(qrow, 2 * ks + ((lane >> 3) & 1)));
+            ldmatrix_x4(bo, sdO + off(qrow, 2 * ks + ((lane >> 3) & 1)));
+            mma_16816<T>(st[2 * np], ak, bq[0], bq[1]);
+            mma_16816<T>(st[2 * np + 1], ak, bq[2], bq[3]);
+            mma_16816<T>(dpt[2 * np], av, bo[0], bo[1]);
+            mma_16816<T>(dpt[2 * np + 1], av, bo[2], bo[3]);
           }
         }
 
-        // ---- dV += P^T dO, dK += dS^T Q (A fragments from the C fragments) -----
+        // ---- P^T from lse (masked pairs 0), dS^T = P^T (dP^T - D) --------------
+        // Element (key key_row + g + 8 hh, query (qh QTP + nt) * 8 + 2 t + e) is [nt][2 hh + e].
 #pragma unroll
-      for (int ps = 0; ps < BM / 16; ++ps) {
-        std::uint32_t ap[4], as[4];
-        ap[0] = pack2<T>(st[2 * ps][0], st[2 * ps][1]);
-        ap[1] = pack2<T>(st[2 * ps][2], st[2 * ps][3]);
-        ap[2] = pack2<T>(st[2 * ps + 1][0], st[2 * ps + 1][1]);
-        ap[3] = pack2<T>(st[2 * ps + 1][2], st[2 * ps + 1][3]);
-        as[0] = pack2<T>(dpt[2 * ps][0], dpt[2 * ps][1]);
-        as[1] = pack2<T>(dpt[2 * ps][2], dpt[2 * ps][3]);
-        as[2] = pack2<T>(dpt[2 * ps + 1][0], dpt[2 * ps + 1][1]);
-        as[3] = pack2<T>(dpt[2 * ps + 1][2], dpt[2 * ps + 1][3]);
-        const int qrow = ps * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+        for (int nt = 0; nt < QTP; ++nt)
 #pragma unroll
-        for (int dp = 0; dp < DT / 2; ++dp) {
-          std::uint32_t bo[4], bq[4];
-          ldmatrix_x4_trans(bo, sdO + off(qrow, 2 * dp + (lane >> 4)));
-          ldmatrix_x4_trans(bq, sQ + off(qrow, 2 * dp + (lane >> 4)));
-          mma_16816<T>(dv_acc[2 * dp], ap, bo[0], bo[1]);
-          mma_16816<T>(dv_acc[2 * dp + 1], ap, bo[2], bo[3]);
-          mma_16816<T>(dk_acc[2 * dp], as, bq[0], bq[1]);
-          mma_16816<T>(dk_acc[2 * dp + 1], as, bq[2], bq[3]);
-        }
-        // dS (query-major) to shared memory for dQ = dS K: the as registers hold
-        // keys (key_row + g, + 8) x queries (ps * 16 + 2t.., + 8).
+          for (int e = 0; e < 2; ++e) {
+            const int qn = qh * QTP + nt;  // the query tile in the visit
+            const int qc = qn * 8 + 2 * t + e;
+            const int i = static_cast<int>(q0) + qc;
+            const float l2 = s_lse[qc], dd = s_delta[qc];
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int kk = key_row + g + 8 * (r & 1), qq = ps * 16 + 2 * t + 8 * (r >> 1);
-          const std::uint32_t pair = as[r];
-          const std::uint16_t lo = static_cast<std::uint16_t>(pair & 0xFFFFu);
-          const std::uint16_t hi = static_cast<std::uint16_t>(pair >> 16);
-          reinterpret_cast<std::uint16_t*>(sdS)[qq * LDS + kk] = lo;
-          reinterpret_cast<std::uint16_t*>(sdS)[(qq + 1) * LDS + kk] = hi;
+            for (int hh = 0; hh < 2; ++hh) {
+              const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]) ||
+                                                 ((sparse_bits >> (16 * hh + 2 * qn + e)) & 1u));
+              const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
+              st[nt][2 * hh + e] = pe;
+              dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
+            }
+          }
+
+          // ---- dV += P^T dO, dK += dS^T Q (A fragments from the C fragments) -----
+#pragma unroll
+        for (int pl = 0; pl < QTP / 2; ++pl) {
+          const int ps = qh * QTP / 2 + pl;  // the k16 query step in the visit
+          std::uint32_t ap[4], as[4];
+          ap[0] = pack2<T>(st[2 * pl][0], st[2 * pl][1]);
+          ap[1] = pack2<T>(st[2 * pl][2], st[2 * pl][3]);
+          ap[2] = pack2<T>(st[2 * pl + 1][0], st[2 * pl + 1][1]);
+          ap[3] = pack2<T>(st[2 * pl + 1][2], st[2 * pl + 1][3]);
+          as[0] = pack2<T>(dpt[2 * pl][0], dpt[2 * pl][1]);
+          as[1] = pack2<T>(dpt[2 * pl][2], dpt[2 * pl][3]);
+          as[2] = pack2<T>(dpt[2 * pl + 1][0], dpt[2 * pl + 1][1]);
+          as[3] = pack2<T>(dpt[2 * pl + 1][2], dpt[2 * pl + 1][3]);
+          const int qrow = ps * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+#pragma unroll
+          for (int dp = 0; dp < DT / 2; ++dp) {
+            std::uint32_t bo[4], bq[4];
+            ldmatrix_x4_trans(bo, sdO + off(qrow, 2 * dp + (lane >> 4)));
+            ldmatrix_x4_trans(bq, sQ + off(qrow, 2 * dp + (lane >> 4)));
+            mma_16816<T>(dv_acc[2 * dp], ap, bo[0], bo[1]);
+            mma_16816<T>(dv_acc[2 * dp + 1], ap, bo[2], bo[3]);
+            mma_16816<T>(dk_acc[2 * dp], as, bq[0], bq[1]);
+            mma_16816<T>(dk_acc[2 * dp + 1], as, bq[2], bq[3]);
+          }
+          // dS (query-major) to shared memory for dQ = dS K: the as registers hold
+          // keys (key_row + g, + 8) x queries (ps * 16 + 2t.., + 8).
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int kk = key_row + g + 8 * (r & 1), qq = ps * 16 + 2 * t + 8 * (r >> 1);
+            const std::uint32_t pair = as[r];
+            const std::uint16_t lo = static_cast<std::uint16_t>(pair & 0xFFFFu);
+            const std::uint16_t hi = static_cast<std::uint16_t>(pair >> 16);
+            reinterpret_cast<std::uint16_t*>(sdS)[qq * LDS + kk] = lo;
+            reinterpret_cast<std::uint16_t*>(sdS)[(qq + 1) * LDS + kk] = hi;
+          }
         }
       }
       __syncthreads();

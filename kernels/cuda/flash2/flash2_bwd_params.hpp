@@ -23,12 +23,13 @@ namespace attnbench::cuda {
 
 // The backward's tiles: 64 query rows x Bc keys, Bc / 16 warps of 16 keys each
 // (docs/backward.md "Tiles"). 64 x 128 halves the visits per key, and with them the dQ
-// atomics and the Q, dO re-reads, at 8 warps and 1 CTA per SM; at d = 64 only: at d = 128
-// it spilled 16-44 bytes on sm_90 beside 255 registers in every arrangement tried (CUDA 13.0).
+// atomics and the Q, dO re-reads, at 8 warps and 1 CTA per SM. At d = 128 its kernel takes a
+// visit's queries in two halves (flash2_bwd_traits::QH): with all 64 at once it spilled 16-44
+// bytes on sm_90 beside 255 registers in every arrangement tried (CUDA 13.0).
 inline constexpr std::int64_t kBwdBr = 64;
 inline constexpr std::int64_t kBwdBcs[] = {64, 128};
-constexpr bool is_bwd_tile(std::int64_t d, std::int64_t br, std::int64_t bc) {
-  return br == kBwdBr && (bc == kBwdBcs[0] || (bc == kBwdBcs[1] && d == 64));
+constexpr bool is_bwd_tile(std::int64_t br, std::int64_t bc) {
+  return br == kBwdBr && (bc == kBwdBcs[0] || bc == kBwdBcs[1]);
 }
 // Dynamic shared memory of the main kernel: Q, dO tiles of 64 rows and K, V tiles of bc rows,
 // each row d + 8 elements; dS 64 x (bc + 8) (2 bytes each); lse and D (64 floats each).
@@ -38,13 +39,14 @@ constexpr int flash2_bwd_smem_bytes(int d, int bc) {
 }
 
 // Whether the main kernel evaluates the sparse terms (strided, random, block layout) at head
-// dim d: at d = 64 only. At d = 128, beside 255 registers, their one more word per visit
-// spilled 12-16 bytes (sm_90, sm_80) on every mask, interval ones included, and their calls
-// 128 more (CUDA 13.0).
-constexpr bool flash2_bwd_sparse_terms(std::int64_t d) { return d <= 64; }
+// dim d and key tile bc: everywhere but d = 128 at 64 x 128, where their one more word per visit
+// spilled 8 bytes on sm_90 beside 255 registers (CUDA 13.0; bits per half visit: 44-124).
+// (Before the d = 128 kernel took its queries in halves, the word spilled 12-16 bytes there at
+// 64 x 64 too, on every mask, and the calls 128 more.)
+constexpr bool flash2_bwd_sparse_terms(std::int64_t d, std::int64_t bc) { return d <= 64 || bc == 64; }
 
 struct flash2_bwd_params {
-  problem p;  // p.Br x p.Bc: a backward tile at p.d (is_bwd_tile)
+  problem p;  // p.Br x p.Bc: a backward tile (is_bwd_tile)
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
@@ -59,6 +61,9 @@ struct flash2_bwd_params {
   float* dq_part = nullptr;
   int dq_slices = 0;
   std::int64_t kt_offset = 0;
+  // The sparse row: per (head, key tile) the query tiles to visit, its forward's key-tile lists
+  // transposed (core/tiles.hpp q_tile_list); num == nullptr: the causal-bound walk (bwd_visits).
+  q_tile_list_view q_tiles{};
   void* dq = nullptr;  // [B, H, Nq, d] in p.type
   void* dk = nullptr;  // [B, Hkv, Nkv, d]
   void* dv = nullptr;

@@ -11,10 +11,9 @@
 #include <memory>
 
 #include "kernels/cuda/common/device_backward_runner.cuh"
-#include "kernels/cuda/common/device_mask.cuh"
 #include "core/cuda/launch_limits.hpp"
 #include "kernels/cuda/flash2/flash2_bwd_params.hpp"
-#include "kernels/cuda/flash2/flash2_plan.hpp"
+#include "kernels/cuda/flash2/flash2_forward_launch.hpp"
 
 namespace attnbench::cuda {
 
@@ -29,43 +28,39 @@ std::int64_t dq_acc_elems(const problem& p, std::int64_t slices) {
 
 class flash2_backward_runner final : public device_backward_runner {
  public:
-  flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic, int slices)
+  flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row, bool deterministic, int slices)
       : device_backward_runner(p, writes_lse),
         deterministic_(deterministic),
         slices_(deterministic ? std::min<std::int64_t>(slices, bwd_kv_tiles(p)) : 0),
+        fwd_(p, row, 0, stream()),
         delta_(p.rows() * 4),
         dq_acc_(dq_acc_elems(p, slices_) * 4),
         dq_part_(dq_slices_elems(p, slices_) * 4) {
-    fwd_cfg_ = flash2_config_for(flash2_row::flash2, p);
     main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type);
-    if (!fwd_cfg_ || !main_)
+    if (!main_)
       throw backend_error(
           fmt::format("flash2 backward: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));
-    const flash2_plan st = plan_for(flash2_row::flash2, p, 1);
-    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
-    fwd_.p = st.geometry;
-    fwd_.pack = st.pack;
-    fwd_.walk = st.walk;
-    fwd_.splits = st.splits;
-    fwd_.scale = scale;
-    fwd_.scale_log2 = static_cast<float>(scale * M_LOG2E);
-    bwd_.p = p;  // at p's tile (the row's check: is_bwd_tile)
-    // Masks with sparse terms: both kernels read the terms (and a layout's bits) on the device.
-    mask_ = mask_on_device(p, stream());
-    fwd_.p.mask.sparse = bwd_.p.mask.sparse = mask_.p.mask.sparse;
-    bwd_.scale = fwd_.scale;
-    bwd_.scale_log2 = fwd_.scale_log2;
+    // at p's tile (the row's check: is_bwd_tile); masks with sparse terms read them (and a
+    // layout's bits) on the device, from the forward's copy
+    bwd_.p = fwd_.device_problem();
+    bwd_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
+    bwd_.scale_log2 = static_cast<float>(bwd_.scale * M_LOG2E);
+    if (row == flash2_row::sparse) {  // the forward's exact lists, transposed: query tiles per key tile
+      q_tiles_host_ = transpose_tile_list(make_kv_tile_list(p, tile_walk::visible));
+      const q_tile_list& l = q_tiles_host_;
+      q_tile_num_ = device_buffer(l.num.size() * 4);
+      q_tile_idx_ = device_buffer(l.indices.size() * 4);
+      ATTN_CUDA_CHECK(
+          cudaMemcpyAsync(q_tile_num_.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice, stream()));
+      ATTN_CUDA_CHECK(
+          cudaMemcpyAsync(q_tile_idx_.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice, stream()));
+      bwd_.q_tiles = {q_tile_num_.get<const std::int32_t>(), q_tile_idx_.get<const std::int32_t>(), l.heads, l.kv_tiles,
+                      l.q_tiles};
+    }
   }
 
  private:
-  void forward() override {
-    fwd_.q = q_.get();
-    fwd_.k = k_.get();
-    fwd_.v = v_.get();
-    fwd_.o = o_.get();
-    fwd_.lse = lse_.get<float>();
-    fwd_cfg_->launch(fwd_, stream());
-  }
+  void forward() override { fwd_.launch(q_.get(), k_.get(), v_.get(), o_.get(), lse_.get<float>(), stream()); }
   void backward() override {
     bwd_.q = q_.get();
     bwd_.k = k_.get();
@@ -102,12 +97,12 @@ class flash2_backward_runner final : public device_backward_runner {
   }
 
   bool deterministic_;
-  std::int64_t slices_;  // deterministic mode: dQ slices (bwd_dq_slices)
-  const flash2_config* fwd_cfg_ = nullptr;
+  std::int64_t slices_;        // deterministic mode: dQ slices (bwd_dq_slices)
+  flash2_forward_launch fwd_;  // the row's forward: O and lse at p's tile
   flash2_bwd_launch_fn main_ = nullptr;
-  flash2_params fwd_;
   flash2_bwd_params bwd_;
-  device_mask mask_;
+  q_tile_list q_tiles_host_;  // the sparse row: what q_tile_num_, q_tile_idx_ were copied from
+  device_buffer q_tile_num_, q_tile_idx_;
   // D [B, H, Nq]; the fp32 dQ accumulator [B, H, Nq, d] (atomic mode) or the slices
   // [slices][B, H, Nq, d] (deterministic mode)
   device_buffer delta_, dq_acc_, dq_part_;
@@ -115,18 +110,21 @@ class flash2_backward_runner final : public device_backward_runner {
 
 }  // namespace
 
-std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic,
-                                                    int forced_slices) {
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row,
+                                                    bool deterministic, int forced_slices) {
   const int slices =
       forced_slices > 0 ? forced_slices : static_cast<int>(bwd_dq_slices(p, current_device_limits().sm_count));
-  return std::make_unique<flash2_backward_runner>(p, writes_lse, deterministic, slices);
+  return std::make_unique<flash2_backward_runner>(p, writes_lse, row, deterministic, slices);
 }
 
-std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic) {
+std::int64_t flash2_backward_memory_bytes(const problem& p, flash2_row row, bool deterministic) {
   const std::int64_t slices = deterministic ? bwd_dq_slices(p, current_device_limits().sm_count) : 0;
   const std::int64_t dq_work = dq_acc_elems(p, slices) + dq_slices_elems(p, slices);
+  // the sparse row's transposed lists: heads x kv_tiles counts, heads x kv_tiles x q_tiles indices
+  const std::int64_t lists =
+      row == flash2_row::sparse ? 4 * (p.mask.per_head() ? p.H : 1) * bwd_kv_tiles(p) * (1 + bwd_q_tiles(p)) : 0;
   return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work) +
-         mask_device_bytes(plan_for(flash2_row::flash2, p, 1));
+         mask_device_bytes(plan_for(row, p, 1)) + lists;
 }
 
 }  // namespace attnbench::cuda

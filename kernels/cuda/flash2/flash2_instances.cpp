@@ -38,6 +38,8 @@ void launch_flash2_fwd_hdim128_fp16_br128_bc32(const flash2_params&, void*);
 void launch_flash2_fwd_hdim128_bf16_br128_bc32(const flash2_params&, void*);
 void launch_flash2_fwd_hdim64_fp16_br64_bc128(const flash2_params&, void*);
 void launch_flash2_fwd_hdim64_bf16_br64_bc128(const flash2_params&, void*);
+void launch_flash2_fwd_hdim128_fp16_br64_bc128(const flash2_params&, void*);
+void launch_flash2_fwd_hdim128_bf16_br64_bc128(const flash2_params&, void*);
 
 namespace {
 const flash2_config configs[] = {
@@ -81,6 +83,10 @@ const flash2_config configs[] = {
      &launch_flash2_fwd_hdim64_fp16_br64_bc128, "flash2_fwd_hdim64_fp16_br64_bc128"},
     {64, dtype::bf16, 64, 128, 4, false, flash2_traits<64, 64, 128, 4, 1, void>::smem_bytes,
      &launch_flash2_fwd_hdim64_bf16_br64_bc128, "flash2_fwd_hdim64_bf16_br64_bc128"},
+    {128, dtype::fp16, 64, 128, 4, false, flash2_traits<128, 64, 128, 4, 1, void>::smem_bytes,
+     &launch_flash2_fwd_hdim128_fp16_br64_bc128, "flash2_fwd_hdim128_fp16_br64_bc128"},
+    {128, dtype::bf16, 64, 128, 4, false, flash2_traits<128, 64, 128, 4, 1, void>::smem_bytes,
+     &launch_flash2_fwd_hdim128_bf16_br64_bc128, "flash2_fwd_hdim128_bf16_br64_bc128"},
 };
 }  // namespace
 

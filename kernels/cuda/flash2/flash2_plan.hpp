@@ -51,15 +51,16 @@ model_figures model_flash2_row(flash2_row row, const problem& p);
 // forced_splits > 0 overrides the split count of flash2_row::splitkv.
 std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, flash2_row row, int forced_splits);
 
-// The flash2 row's backward (p.pass bwd, fwd_bwd; flash2_bwd_runner.cpp): the row's forward
-// for O and lse, then preprocess, main kernel and dQ conversion (flash2_bwd_params.hpp).
-// deterministic: the flash2_bwd_deterministic row (S fp32 dQ slices, no atomics; S =
-// bwd_dq_slices for the current device, or forced_slices > 0).
-std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, bool deterministic,
-                                                    int forced_slices = 0);
+// The backward of the flash2 and sparse rows (p.pass bwd, fwd_bwd; flash2_bwd_runner.cpp): the
+// row's forward for O and lse, then preprocess, main kernel and dQ conversion
+// (flash2_bwd_params.hpp); the sparse row's main kernel visits its forward's key-tile lists
+// transposed. deterministic: the flash2_bwd_deterministic row (S fp32 dQ slices, no atomics;
+// S = bwd_dq_slices for the current device, or forced_slices > 0).
+std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row,
+                                                    bool deterministic, int forced_slices = 0);
 // Device bytes of a backward run: device_backward_runner's buffers plus D (4 bytes per query
 // row) and the fp32 dQ accumulator (4 bytes per dQ element) or, deterministic, the slices
-// (4 S bytes per dQ element).
-std::int64_t flash2_backward_memory_bytes(const problem& p, bool deterministic);
+// (4 S bytes per dQ element), the mask's device data and the sparse row's lists.
+std::int64_t flash2_backward_memory_bytes(const problem& p, flash2_row row, bool deterministic);
 
 }  // namespace attnbench::cuda

@@ -77,19 +77,19 @@ const std::vector<std::int64_t> head_dims = {64, 128};
 // the query head to sparse_visible, so per-head layouts too.
 constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 
-// The backward of the flash2 row (docs/backward.md "The CUDA flash2 backward"): its own
-// tiles, 64 x 64 and (d = 64) 64 x 128, so a bwd or fwd_bwd entry runs at one of them (the forward of a
-// fwd_bwd entry is the row's forward at that tile); its masks are the forward's, the sparse
-// terms element-wise over the causal-bound walk and at d = 64 only.
+// The backward of the flash2 and sparse rows (docs/backward.md "The CUDA flash2 backward"): its
+// own tiles, 64 x 64 and 64 x 128, so a bwd or fwd_bwd entry runs at one of them (the
+// forward of a fwd_bwd entry is the row's forward at that tile); its masks are the forward's,
+// the sparse terms element-wise within the visited tiles and at d = 64 only.
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
   if (p.Br != cuda::kBwdBr || !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type))
-    return support::no(
-        fmt::format("the flash2 backward runs the tiles {}x{} and {}x{} (d=64 only), not Br x Bc = {}x{}", cuda::kBwdBr,
-                    cuda::kBwdBcs[0], cuda::kBwdBr, cuda::kBwdBcs[1], p.Br, p.Bc));
-  if (p.mask.has_sparse() && !cuda::flash2_bwd_sparse_terms(p.d))
+    return support::no(fmt::format("the flash2 backward runs the tiles {}x{} and {}x{}, not Br x Bc = {}x{}",
+                                   cuda::kBwdBr, cuda::kBwdBcs[0], cuda::kBwdBr, cuda::kBwdBcs[1], p.Br, p.Bc));
+  if (p.mask.has_sparse() && !cuda::flash2_bwd_sparse_terms(p.d, p.Bc))
     return support::no(fmt::format(
-        "the flash2 backward evaluates sparse mask terms at d=64 only (at d={} its registers are full)", p.d));
+        "the flash2 backward evaluates sparse mask terms at d={} with the 64x64 tile only (its registers are full)",
+        p.d));
   return cuda::check_launch({.grid_x = cuda::bwd_kv_tiles(p),
                              .grid_y = p.B * p.Hkv,
                              .threads = 32 * p.Bc / 16,
@@ -97,26 +97,28 @@ support backward_check(const problem& p) {
                             fmt::format("flash2 backward tile {}x{} at d={}", p.Br, p.Bc, p.d));
 }
 
-// The row's check, model, memory and runner by p.pass (the forward's for fwd).
-void with_backward(variant& row, bool deterministic) {
+// The row's check, model, memory and runner by p.pass (the forward's for fwd). deterministic:
+// flash2_bwd_deterministic (the flash2 row's walk).
+void with_backward(variant& row, flash2_row kind, bool deterministic) {
   row.check = [fwd = row.check](const problem& p) {
     const support s = fwd(p);
     return s.ok ? backward_check(p) : s;
   };
-  row.model = [fwd = row.model, deterministic](const problem& p) {
+  row.model = [fwd = row.model, kind, deterministic](const problem& p) {
     problem f = p;
     f.pass = pass_kind::fwd;
+    if (kind == flash2_row::sparse) return model_for_pass(p, fwd(f), model_sparse_backward_cuda);
     if (!deterministic) return model_for_pass(p, fwd(f), model_flash2_backward_cuda);
     return model_for_pass(p, fwd(f), [](const problem& q) {
       return model_flash2_backward_deterministic_cuda(q,
                                                       cuda::bwd_dq_slices(q, cuda::current_device_limits().sm_count));
     });
   };
-  row.memory_bytes = [fwd = row.memory_bytes, deterministic](const problem& p) {
-    return p.pass == pass_kind::fwd ? fwd(p) : cuda::flash2_backward_memory_bytes(p, deterministic);
+  row.memory_bytes = [fwd = row.memory_bytes, kind, deterministic](const problem& p) {
+    return p.pass == pass_kind::fwd ? fwd(p) : cuda::flash2_backward_memory_bytes(p, kind, deterministic);
   };
-  row.make_runner = [fwd = row.make_runner, deterministic](const problem& p, bool lse) {
-    return p.pass == pass_kind::fwd ? fwd(p, lse) : cuda::make_flash2_backward_runner(p, lse, deterministic);
+  row.make_runner = [fwd = row.make_runner, kind, deterministic](const problem& p, bool lse) {
+    return p.pass == pass_kind::fwd ? fwd(p, lse) : cuda::make_flash2_backward_runner(p, lse, kind, deterministic);
   };
 }
 
@@ -130,7 +132,7 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       flash2_row::flash2,
       {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_all},
       {tag::fused, tag::tiled}));
-  with_backward(rows.back(), false);
+  with_backward(rows.back(), flash2_row::flash2, false);
   rows.push_back(flash2_family_row(
       "flash2_bwd_deterministic",
       "the flash2 backward without atomics: waves of S key tiles (two CTAs per SM) storing fp32 dQ slices, "
@@ -139,13 +141,16 @@ void add_cuda_rows_flash2(std::vector<variant>& rows) {
       flash2_row::flash2,
       {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_bwd},
       {tag::fused, tag::tiled}));
-  with_backward(rows.back(), true);
+  with_backward(rows.back(), flash2_row::flash2, true);
   rows.push_back(flash2_family_row(
       "sparse",
       "flash2 kernel visiting only key tiles with a visible pair (local window, global tokens; "
-      "per-query-tile key-tile lists for strided, random and layout masks)",
-      flash2_row::sparse, {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims},
+      "per-query-tile key-tile lists for strided, random and layout masks); backward over the lists "
+      "transposed (the query tiles that see each key tile)",
+      flash2_row::sparse,
+      {.dtypes = tensor_core_types, .masks = sparse_masks, .head_dims = head_dims, .passes = pass_all},
       {tag::fused, tag::tiled}));
+  with_backward(rows.back(), flash2_row::sparse, false);
   rows.push_back(
       flash2_family_row("flash2_gqa_packed",
                         "flash2 with all query heads of a KV group packed into one CTA's rows: K/V loaded once per "
