@@ -143,14 +143,17 @@ ATTN_HD inline std::int64_t block_term_size(const problem& p) {
   return p.mask.has_layout() ? p.mask.sparse->layout_block : p.mask.sparse->random_block;
 }
 
+// The strided term for key j of the row whose bottom-right diagonal key is ip (i + Nkv - Nq).
+ATTN_HD inline bool strided_term_visible(const problem& p, std::int64_t ip, std::int64_t j) {
+  const std::int64_t back = ip - j;
+  return back >= 0 && (back <= p.mask.sparse->stride_band || back % p.mask.sparse->stride == 0);
+}
+
 // The sparse terms alone for pair (i, j) of query head h, clip included.
 ATTN_HD inline bool sparse_visible_inline(const problem& p, std::int64_t h, std::int64_t i, std::int64_t j) {
   const std::int64_t ip = i + p.Nkv - p.Nq;
   if (sparse_clipped(p) && j > ip) return false;
-  if (p.mask.has_strided()) {
-    const std::int64_t back = ip - j;
-    if (back >= 0 && (back <= p.mask.sparse->stride_band || back % p.mask.sparse->stride == 0)) return true;
-  }
+  if (p.mask.has_strided() && strided_term_visible(p, ip, j)) return true;
   if (p.mask.has_random() || p.mask.has_layout()) {
     const std::int64_t b = block_term_size(p);
     if (block_term_visible(p, h, i / b, j / b)) return true;
