@@ -149,89 +149,76 @@ ATTN_HD inline bool kv_tile_visible(const problem& p, std::int64_t h, std::int64
   return false;
 }
 
-// The exact walk for every mask: per (head, query tile) the ascending list of
-// key tiles holding a visible pair (FlexAttention's kv_num_blocks and
-// kv_indices). heads is 1 unless the mask has a per-head layout. On a device
-// a kernel reads the same arrays through kv_tile_list_view.
-struct kv_tile_list_view {
-  const std::int32_t* num = nullptr;      // [heads, q_tiles]
-  const std::int32_t* indices = nullptr;  // [heads, q_tiles, kv_tiles]
-  std::int64_t heads = 1, q_tiles = 0, kv_tiles = 0;
-  ATTN_HD std::int64_t slot(std::int64_t h, std::int64_t qt) const { return (heads > 1 ? h : 0) * q_tiles + qt; }
-  ATTN_HD std::int32_t count(std::int64_t h, std::int64_t qt) const { return num[slot(h, qt)]; }
-  ATTN_HD std::int32_t at(std::int64_t h, std::int64_t qt, std::int64_t n) const {
-    return indices[slot(h, qt) * kv_tiles + n];
+// A tile walk as lists: per (head, outer tile) the ascending inner tiles to visit. heads is 1
+// unless the mask has a per-head layout. On a device a kernel reads the same arrays through
+// the view. Two kinds (distinct types on the host, one view):
+//   kv_tile_list  outer: query tiles, inner: key tiles (the forward's walk; FlexAttention's
+//                 kv_num_blocks and kv_indices)
+//   q_tile_list   outer: key tiles, inner: query tiles (the backward's walk, KV outer: a
+//                 kv_tile_list transposed)
+struct tile_list_view {
+  const std::int32_t* num = nullptr;      // [heads, outer]
+  const std::int32_t* indices = nullptr;  // [heads, outer, inner]
+  std::int64_t heads = 1, outer = 0, inner = 0;
+  ATTN_HD std::int64_t slot(std::int64_t h, std::int64_t o) const { return (heads > 1 ? h : 0) * outer + o; }
+  ATTN_HD std::int32_t count(std::int64_t h, std::int64_t o) const { return num[slot(h, o)]; }
+  ATTN_HD std::int32_t at(std::int64_t h, std::int64_t o, std::int64_t n) const {
+    return indices[slot(h, o) * inner + n];
   }
 };
+using kv_tile_list_view = tile_list_view;
+using q_tile_list_view = tile_list_view;
 
-struct kv_tile_list {
-  std::int64_t heads = 1, q_tiles = 0, kv_tiles = 0;
+struct tile_list {
+  std::int64_t heads = 1, outer = 0, inner = 0;
   std::vector<std::int32_t> num, indices;
-  kv_tile_list_view view() const { return {num.data(), indices.data(), heads, q_tiles, kv_tiles}; }
+  tile_list_view view() const { return {num.data(), indices.data(), heads, outer, inner}; }
   std::int64_t total() const {
     std::int64_t n = 0;
     for (auto c : num) n += c;
     return n;
   }
+  void resize(std::int64_t h, std::int64_t o, std::int64_t i) {
+    heads = h;
+    outer = o;
+    inner = i;
+    num.assign(h * o, 0);
+    indices.assign(h * o * i, 0);
+  }
 };
+struct kv_tile_list : tile_list {};  // outer: query tiles, inner: key tiles
+struct q_tile_list : tile_list {};   // outer: key tiles, inner: query tiles
 
 // Query tiles of p.Br rows, key tiles of p.Bc keys; `visible` lists exactly
 // the tiles with a visible pair, `causal_bound` the interval walk's tiles.
 inline kv_tile_list make_kv_tile_list(const problem& p, tile_walk walk) {
   kv_tile_list l;
-  l.heads = p.mask.per_head() ? p.H : 1;
-  l.q_tiles = num_q_tiles(p);
-  l.kv_tiles = num_kv_tiles(p);
-  l.num.assign(l.heads * l.q_tiles, 0);
-  l.indices.assign(l.heads * l.q_tiles * l.kv_tiles, 0);
+  l.resize(p.mask.per_head() ? p.H : 1, num_q_tiles(p), num_kv_tiles(p));
   for (std::int64_t h = 0; h < l.heads; ++h)
-    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt) {
-      const std::int64_t q0 = qt * p.Br, q1 = std::min(p.Nq, q0 + p.Br), slot = h * l.q_tiles + qt;
+    for (std::int64_t qt = 0; qt < l.outer; ++qt) {
+      const std::int64_t q0 = qt * p.Br, q1 = std::min(p.Nq, q0 + p.Br), slot = h * l.outer + qt;
       std::int32_t n = 0;
       const tile_spans cover = kv_tiles_for_queries(p, q0, q1, walk);
-      for (std::int64_t kt = 0; kt < l.kv_tiles; ++kt) {
+      for (std::int64_t kt = 0; kt < l.inner; ++kt) {
         const bool take = walk == tile_walk::visible ? kv_tile_visible(p, h, q0, q1, kt * p.Bc, (kt + 1) * p.Bc)
                                                      : cover.first.contains(kt) || cover.second.contains(kt);
-        if (take) l.indices[slot * l.kv_tiles + n++] = static_cast<std::int32_t>(kt);
+        if (take) l.indices[slot * l.inner + n++] = static_cast<std::int32_t>(kt);
       }
       l.num[slot] = n;
     }
   return l;
 }
 
-// The backward's walk (KV outer): per (head, key tile) the ascending query tiles whose list
-// holds the key tile, a kv_tile_list transposed (the same per-head rule). On a device a kernel
-// reads the arrays through q_tile_list_view.
-struct q_tile_list_view {
-  const std::int32_t* num = nullptr;      // [heads, kv_tiles]
-  const std::int32_t* indices = nullptr;  // [heads, kv_tiles, q_tiles]
-  std::int64_t heads = 1, kv_tiles = 0, q_tiles = 0;
-  ATTN_HD std::int64_t slot(std::int64_t h, std::int64_t kt) const { return (heads > 1 ? h : 0) * kv_tiles + kt; }
-  ATTN_HD std::int32_t count(std::int64_t h, std::int64_t kt) const { return num[slot(h, kt)]; }
-  ATTN_HD std::int32_t at(std::int64_t h, std::int64_t kt, std::int64_t n) const {
-    return indices[slot(h, kt) * q_tiles + n];
-  }
-};
-
-struct q_tile_list {
-  std::int64_t heads = 1, kv_tiles = 0, q_tiles = 0;
-  std::vector<std::int32_t> num, indices;
-  q_tile_list_view view() const { return {num.data(), indices.data(), heads, kv_tiles, q_tiles}; }
-};
-
+// The backward's walk: per (head, key tile) the query tiles whose list holds the key tile.
 inline q_tile_list transpose_tile_list(const kv_tile_list& l) {
   q_tile_list t;
-  t.heads = l.heads;
-  t.kv_tiles = l.kv_tiles;
-  t.q_tiles = l.q_tiles;
-  t.num.assign(t.heads * t.kv_tiles, 0);
-  t.indices.assign(t.heads * t.kv_tiles * t.q_tiles, 0);
-  const kv_tile_list_view v = l.view();
+  t.resize(l.heads, l.inner, l.outer);
+  const tile_list_view v = l.view();
   for (std::int64_t h = 0; h < l.heads; ++h)
-    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)  // ascending qt: each key tile's list ascends
+    for (std::int64_t qt = 0; qt < l.outer; ++qt)  // ascending qt: each key tile's list ascends
       for (std::int32_t n = 0; n < v.count(h, qt); ++n) {
-        const std::int64_t slot = h * t.kv_tiles + v.at(h, qt, n);
-        t.indices[slot * t.q_tiles + t.num[slot]++] = static_cast<std::int32_t>(qt);
+        const std::int64_t slot = h * t.outer + v.at(h, qt, n);
+        t.indices[slot * t.inner + t.num[slot]++] = static_cast<std::int32_t>(qt);
       }
   return t;
 }

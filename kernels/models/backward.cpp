@@ -39,7 +39,7 @@ model_figures flash2_backward_cpu(const problem& p, tile_walk walk) {
   // each key tile's visits read.
   std::int64_t pairs = 0, visit_rows = 0;
   for (std::int64_t h = 0; h < p.H; ++h)
-    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt)
+    for (std::int64_t qt = 0; qt < l.outer; ++qt)
       for (std::int32_t n = 0; n < l.view().count(h, qt); ++n) {
         pairs += q_tile_rows(p, qt) * kv_tile_cols(p, l.view().at(h, qt, n));
         visit_rows += q_tile_rows(p, qt);
@@ -77,7 +77,7 @@ model_figures flash2_backward_cuda(const problem& p, std::int64_t slices, tile_w
   if (walk == tile_walk::visible) {
     const q_tile_list l = transpose_tile_list(make_kv_tile_list(g, tile_walk::visible));
     for (std::int64_t h = 0; h < l.heads; ++h)
-      for (std::int64_t kt = 0; kt < l.kv_tiles; ++kt)
+      for (std::int64_t kt = 0; kt < l.outer; ++kt)
         for (std::int32_t n = 0; n < l.view().count(h, kt); ++n) visit(l.view().at(h, kt, n), kt, p.H / l.heads);
   } else {
     for (std::int64_t kt = 0; kt < cuda::bwd_kv_tiles(g); ++kt)

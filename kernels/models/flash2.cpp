@@ -50,7 +50,7 @@ std::int64_t sparse_list_sum(const problem& p, F f) {
   const kv_tile_list l = make_kv_tile_list(p, tile_walk::visible);
   std::int64_t n = 0;
   for (std::int64_t h = 0; h < l.heads; ++h)
-    for (std::int64_t qt = 0; qt < l.q_tiles; ++qt) {
+    for (std::int64_t qt = 0; qt < l.outer; ++qt) {
       const std::int64_t tiles = l.view().count(h, qt);
       std::int64_t keys = 0;
       for (std::int32_t t = 0; t < tiles; ++t) keys += kv_tile_cols(p, l.view().at(h, qt, t));

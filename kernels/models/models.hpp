@@ -247,13 +247,13 @@ model_figures model_naive_backward_cpu(const problem& p);
 // 5 products and 1 exp per computed pair of the forward's walk.
 model_figures model_flash2_backward_cpu(const problem& p);
 model_figures model_sparse_backward_cpu(const problem& p);  // the exact key-tile lists
-// cuda flash2 backward (kernels/cuda/flash2/flash2_bwd_*), 64 x 64 tiles, elements of
+// cuda flash2 backward (kernels/cuda/flash2/flash2_bwd_*), 64 x Bc tiles, elements of
 // p.type (e bytes): preprocess per query row O, dO read (2 d e), D written (4) and the fp32 dQ
 // accumulator row cleared (4 d); main per (batch, KV head, key tile) K, V read and dK, dV
 // written once (real keys, 4 d e per key), per visiting (query head of the group, query tile)
 // Q, dO read (2 d e per real row), lse, D read (8) and the dQ accumulator rows read-modify-
 // written by atomicAdd (8 d); convert 4 + e per dQ element. Executed: 10 d per pair of every
-// computed 64 x 64 tile (padding included); exps: the real pairs of the visited tiles.
+// computed 64 x Bc tile (padding included); exps: the real pairs of the visited tiles.
 model_figures model_flash2_backward_cuda(const problem& p);
 // The sparse row's backward: the same kernel and bytes per visit over its forward's key-tile
 // lists transposed (the query tiles whose list holds the key tile, per head for a per-head layout).

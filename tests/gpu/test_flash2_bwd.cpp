@@ -157,16 +157,19 @@ void expect_matches_fp64(const variant& v, const problem& p, int seed) {
   EXPECT_LE(eq, tol) << name << " dQ";
   EXPECT_LE(ek, tol) << name << " dK";
   EXPECT_LE(ev, tol) << name << " dV";
-  // Exact zeros: dQ of rows without a visible key, dK and dV of keys no row sees.
+  // Exact zeros: dQ of rows without a visible key, dK and dV of keys no row of the KV head's
+  // query heads sees (each head's own layout where the mask has one per head).
   std::int64_t empty_rows = 0;
   for (std::int64_t row = 0; row < p.rows(); ++row)
-    if (visible_keys(p, row % p.Nq) == 0) {
+    if (visible_keys(p, row / p.Nq % p.H, row % p.Nq) == 0) {
       ++empty_rows;
       for (std::int64_t x = 0; x < p.d; ++x) ASSERT_EQ(out.dq[row * p.d + x], 0.0f) << name << " row " << row;
     }
   for (std::int64_t key = 0; key < p.B * p.Hkv * p.Nkv; ++key) {
+    const std::int64_t h0 = key / p.Nkv % p.Hkv * p.group();
     bool seen = false;
-    for (std::int64_t i = 0; i < p.Nq && !seen; ++i) seen = is_visible(p, i, key % p.Nkv);
+    for (std::int64_t h = h0; h < h0 + p.group() && !seen; ++h)
+      for (std::int64_t i = 0; i < p.Nq && !seen; ++i) seen = is_visible(p, h, i, key % p.Nkv);
     if (!seen)
       for (std::int64_t x = 0; x < p.d; ++x) {
         ASSERT_EQ(out.dk[key * p.d + x], 0.0f) << name << " key " << key;

@@ -80,4 +80,13 @@ device_mask mask_on_device(const problem& p, cudaStream_t st) {
   return out;
 }
 
+device_tile_list tile_list_on_device(const tile_list& l, cudaStream_t st) {
+  device_tile_list out{device_buffer(l.num.size() * 4), device_buffer(l.indices.size() * 4), {}};
+  ATTN_CUDA_CHECK(cudaMemcpyAsync(out.num.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice, st));
+  ATTN_CUDA_CHECK(
+      cudaMemcpyAsync(out.indices.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice, st));
+  out.view = {out.num.get<const std::int32_t>(), out.indices.get<const std::int32_t>(), l.heads, l.outer, l.inner};
+  return out;
+}
+
 }  // namespace attnbench::cuda

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda/device_buffer.cuh"
+#include "core/tiles.hpp"
 #include "core/variant.hpp"
 
 namespace attnbench::cuda {
@@ -18,5 +19,16 @@ struct device_mask {
 };
 // Enqueues the copies on st and waits for them (untimed setup).
 device_mask mask_on_device(const problem& p, cudaStream_t st);
+
+// A tile walk's lists (core/tiles.hpp) copied to the device: view reads the copy, which lives as
+// long as this object. The copies are enqueued on st (ordered before the kernels that read
+// them; a synchronous cudaMemcpy would run on the legacy default stream, which nothing orders
+// with attnbench's non-blocking stream). The caller keeps the host list alive as long, so no
+// rule about pageable copies needs to hold.
+struct device_tile_list {
+  device_buffer num, indices;
+  tile_list_view view;
+};
+device_tile_list tile_list_on_device(const tile_list& l, cudaStream_t st);
 
 }  // namespace attnbench::cuda

@@ -47,15 +47,8 @@ class flash2_backward_runner final : public device_backward_runner {
     bwd_.scale_log2 = static_cast<float>(bwd_.scale * M_LOG2E);
     if (row == flash2_row::sparse) {  // the forward's exact lists, transposed: query tiles per key tile
       q_tiles_host_ = transpose_tile_list(make_kv_tile_list(p, tile_walk::visible));
-      const q_tile_list& l = q_tiles_host_;
-      q_tile_num_ = device_buffer(l.num.size() * 4);
-      q_tile_idx_ = device_buffer(l.indices.size() * 4);
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(q_tile_num_.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice, stream()));
-      ATTN_CUDA_CHECK(
-          cudaMemcpyAsync(q_tile_idx_.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice, stream()));
-      bwd_.q_tiles = {q_tile_num_.get<const std::int32_t>(), q_tile_idx_.get<const std::int32_t>(), l.heads, l.kv_tiles,
-                      l.q_tiles};
+      q_tiles_ = tile_list_on_device(q_tiles_host_, stream());
+      bwd_.q_tiles = q_tiles_.view;
     }
   }
 
@@ -101,8 +94,8 @@ class flash2_backward_runner final : public device_backward_runner {
   flash2_forward_launch fwd_;  // the row's forward: O and lse at p's tile
   flash2_bwd_launch_fn main_ = nullptr;
   flash2_bwd_params bwd_;
-  q_tile_list q_tiles_host_;  // the sparse row: what q_tile_num_, q_tile_idx_ were copied from
-  device_buffer q_tile_num_, q_tile_idx_;
+  q_tile_list q_tiles_host_;  // the sparse row: what q_tiles_ was copied from
+  device_tile_list q_tiles_;
   // D [B, H, Nq]; the fp32 dQ accumulator [B, H, Nq, d] (atomic mode) or the slices
   // [slices][B, H, Nq, d] (deterministic mode)
   device_buffer delta_, dq_acc_, dq_part_;

@@ -25,8 +25,9 @@ class flash2_forward_launch {
   const flash2_config* cfg_ = nullptr;
   flash2_params prm_;
   device_mask mask_;         // the sparse terms on the device
-  kv_tile_list tiles_host_;  // what tile_num_, tile_idx_ were copied from
-  device_buffer o_part_, lse_part_, tile_num_, tile_idx_;
+  kv_tile_list tiles_host_;  // what tiles_ was copied from
+  device_tile_list tiles_;
+  device_buffer o_part_, lse_part_;
 };
 
 }  // namespace attnbench::cuda

@@ -80,7 +80,7 @@ constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 // The backward of the flash2 and sparse rows (docs/backward.md "The CUDA flash2 backward"): its
 // own tiles, 64 x 64 and 64 x 128, so a bwd or fwd_bwd entry runs at one of them (the
 // forward of a fwd_bwd entry is the row's forward at that tile); its masks are the forward's,
-// the sparse terms element-wise within the visited tiles and at d = 64 only.
+// the sparse terms element-wise within the visited tiles (not at d = 128 with 64 x 128).
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
   if (p.Br != cuda::kBwdBr || !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type))

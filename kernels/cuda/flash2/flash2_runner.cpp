@@ -41,25 +41,14 @@ flash2_forward_launch::flash2_forward_launch(const problem& p, flash2_row row, i
   prm_.splits = forced_splits > 0 ? forced_splits : plan.splits;
   prm_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
   prm_.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)) * M_LOG2E);
-  // Device-side mask data: the sparse terms (and a block layout's bits) and,
-  // for a listed walk, the key-tile lists, built here outside the timed run.
-  // Every copy is enqueued on the runner's stream, so it is ordered before
-  // the kernels that read it; a synchronous cudaMemcpy runs on the legacy default stream,
-  // which nothing orders with attnbench's non-blocking stream. The lists' host source is
-  // a member, alive until the runner goes (a pageable copy is staged before the call
-  // returns; keeping it costs nothing and needs no such rule).
+  // Device-side mask data, outside the timed run: the sparse terms (and a block layout's bits)
+  // and, for a listed walk, the key-tile lists (their host source kept as a member).
   mask_ = mask_on_device(p, st);
   prm_.p.mask.sparse = mask_.p.mask.sparse;
   if (plan_uses_tile_list(plan)) {
     tiles_host_ = make_kv_tile_list(plan.geometry, tile_walk::visible);
-    const kv_tile_list& l = tiles_host_;
-    tile_num_ = device_buffer(l.num.size() * 4);
-    tile_idx_ = device_buffer(l.indices.size() * 4);
-    ATTN_CUDA_CHECK(cudaMemcpyAsync(tile_num_.get(), l.num.data(), l.num.size() * 4, cudaMemcpyHostToDevice, st));
-    ATTN_CUDA_CHECK(
-        cudaMemcpyAsync(tile_idx_.get(), l.indices.data(), l.indices.size() * 4, cudaMemcpyHostToDevice, st));
-    prm_.tiles = {tile_num_.get<const std::int32_t>(), tile_idx_.get<const std::int32_t>(), l.heads, l.q_tiles,
-                  l.kv_tiles};
+    tiles_ = tile_list_on_device(tiles_host_, st);
+    prm_.tiles = tiles_.view;
   }
   if (prm_.splits > 1) {
     o_part_ = device_buffer(static_cast<std::size_t>(prm_.splits) * p.rows() * p.d * 4);
