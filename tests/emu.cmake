@@ -269,7 +269,7 @@ ab_emu_gtest(performer_routing "CudaPerformerRoutingHost.*:CudaPerformerRouting.
 ab_emu_gtest(additive_linformer "CudaAdditiveLinformerHost.*:CudaAdditiveLinformer.*")
 ab_emu_gtest(reference "CudaReferenceFp32.*")
 # Three tests, so that ctest -j runs the atomic, sparse and deterministic rows' cases side by side.
-ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes")
+ab_emu_gtest(flash2_bwd "CudaFlash2BwdHost.*:CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes:CudaFlash2Bwd.HeadSplitsMatchFp64")
 ab_emu_gtest(flash2_bwd_deterministic "CudaFlash2Bwd.DeterministicRowIsBitIdenticalAndMatchesFp64")
 ab_emu_gtest(sparse_bwd "CudaFlash2Bwd.SparseRowMatchesFp64ReferenceOnSmallShapes")
 if(ab_emu_san STREQUAL "thread")

@@ -62,8 +62,9 @@ model_figures model_sparse_backward_cpu(const problem& p) { return flash2_backwa
 namespace {
 
 // slices 0: atomic mode. walk: causal_bound (the flash2 rows: bwd_visits) or visible (the sparse
-// row: its forward's key-tile lists transposed, per head for a per-head layout).
-model_figures flash2_backward_cuda(const problem& p, std::int64_t slices, tile_walk walk) {
+// row: its forward's key-tile lists transposed, per head for a per-head layout). splits: the
+// CTAs a GQA group's query heads are split over (bwd_head_splits).
+model_figures flash2_backward_cuda(const problem& p, std::int64_t slices, tile_walk walk, std::int64_t splits) {
   const std::int64_t e = dtype_bytes(p.type), br = p.Br, bc = p.Bc;
   const problem& g = p;  // at the entry's tile, a backward tile (the row's check)
   // Over every query head: the rows each visit reads, the real pairs and the visits.
@@ -93,7 +94,10 @@ model_figures flash2_backward_cuda(const problem& p, std::int64_t slices, tile_w
   const std::int64_t visits = visit_rows * (2 * p.d * e + 8 + 8 * p.d);
   const std::int64_t convert = p.Nq * p.d * (slices > 0 ? 8 * (waves - 1) + e : 4 + e);
   const std::int64_t per_head = preprocess + convert;
-  const std::int64_t per_kv_head = 4 * p.Nkv * p.d * e;
+  // K, V read by each split's CTA; dK, dV written once, or with splits each split's fp32 part
+  // written and read back by the reduce kernel, which writes dK and dV.
+  const std::int64_t kv = p.Nkv * p.d,
+                     per_kv_head = 2 * kv * e * splits + (splits > 1 ? 16 * kv * splits : 0) + 2 * kv * e;
   const double batch = static_cast<double>(p.B), heads = static_cast<double>(p.B * p.H);
   const double bytes = heads * static_cast<double>(per_head) + batch * static_cast<double>(visits) +
                        static_cast<double>(p.B * p.Hkv * per_kv_head);
@@ -103,12 +107,14 @@ model_figures flash2_backward_cuda(const problem& p, std::int64_t slices, tile_w
 
 }  // namespace
 
-model_figures model_flash2_backward_cuda(const problem& p) {
-  return flash2_backward_cuda(p, 0, tile_walk::causal_bound);
+model_figures model_flash2_backward_cuda(const problem& p, int head_splits) {
+  return flash2_backward_cuda(p, 0, tile_walk::causal_bound, head_splits);
 }
-model_figures model_sparse_backward_cuda(const problem& p) { return flash2_backward_cuda(p, 0, tile_walk::visible); }
-model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices) {
-  return flash2_backward_cuda(p, slices, tile_walk::causal_bound);
+model_figures model_sparse_backward_cuda(const problem& p, int head_splits) {
+  return flash2_backward_cuda(p, 0, tile_walk::visible, head_splits);
+}
+model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices, int head_splits) {
+  return flash2_backward_cuda(p, slices, tile_walk::causal_bound, head_splits);
 }
 model_figures model_cublas_unfused_backward(const problem& p) {
   const std::int64_t e = es(p), s = p.rows() * p.Nkv, q = p.q_elems(), kv = p.kv_elems();

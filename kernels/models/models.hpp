@@ -253,16 +253,19 @@ model_figures model_sparse_backward_cpu(const problem& p);  // the exact key-til
 // written once (real keys, 4 d e per key), per visiting (query head of the group, query tile)
 // Q, dO read (2 d e per real row), lse, D read (8) and the dQ accumulator rows read-modify-
 // written by atomicAdd (8 d); convert 4 + e per dQ element. Executed: 10 d per pair of every
-// computed 64 x Bc tile (padding included); exps: the real pairs of the visited tiles.
-model_figures model_flash2_backward_cuda(const problem& p);
+// computed 64 x Bc tile (padding included); exps: the real pairs of the visited tiles. With a
+// GQA group split over head_splits CTAs (bwd_head_splits) K and V are read by each, and each
+// writes its dK, dV part in fp32 (8 d per key), read back by the reduce kernel, which writes dK
+// and dV (e d each).
+model_figures model_flash2_backward_cuda(const problem& p, int head_splits = 1);
 // The sparse row's backward: the same kernel and bytes per visit over its forward's key-tile
 // lists transposed (the query tiles whose list holds the key tile, per head for a per-head layout).
-model_figures model_sparse_backward_cuda(const problem& p);
+model_figures model_sparse_backward_cuda(const problem& p, int head_splits = 1);
 // Its deterministic mode (flash2_bwd_deterministic) in waves of `slices` key tiles
 // (bwd_dq_slices): nothing cleared; per visit the slice rows written (4 d) and read back by
 // the wave's sum (4 d), the bytes of the atomics; the fp32 accumulator carried across the W
 // waves (8 d (W - 1) per row); dQ written once (d e).
-model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices);
+model_figures model_flash2_backward_deterministic_cuda(const problem& p, std::int64_t slices, int head_splits = 1);
 // cuda cublas_unfused backward: P kept from the forward; dP = dO V^T (fp32), dV = P^T dO,
 // dS = P (dP - D) with D = rowsum(dO O), dQ = dS K, dK = dS^T Q; every GEMM operand counted
 // once, GQA summed inside the dK/dV GEMMs (no extra bytes); 8 d per score executed, no exp.

@@ -76,7 +76,7 @@ ab_emu_negative_header(flash2_bwd_no_delta flash2_bwd ${k}/flash2/flash2_bwd_ker
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
 # (b) dK/dV reduced over the wrong KV group: the query heads of the next KV head.
 ab_emu_negative_header(flash2_bwd_wrong_group flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
-  "h0 = kvh * group;" "h0 = (kvh + 1) % p.Hkv * group;"
+  "h0 = kvh * p.group() + blockIdx.z * heads;" "h0 = (kvh + 1) % p.Hkv * p.group() + blockIdx.z * heads;"
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
 # (b2) the sparse terms dropped from the backward's mask (random blocks, strides and the
 # per-head layout then see only their interval terms).
@@ -87,6 +87,11 @@ ab_emu_negative_header(flash2_bwd_no_sparse_terms flash2_bwd ${k}/flash2/flash2_
 ab_emu_negative_header(flash2_bwd_list_drops_last flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
   "listed ? prm.q_tiles.count(h, kt) : n_qt;" "listed ? prm.q_tiles.count(h, kt) - 1 : n_qt;"
   gtest --gtest_filter=CudaFlash2Bwd.SparseRowMatchesFp64ReferenceOnSmallShapes)
+# (b4) the head splits' reduce dropping the last split's dK, dV part (every GQA case of the
+# small shapes splits its group whole).
+ab_emu_negative(flash2_bwd_dkv_drops_last_split flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu
+  "for (int s = 0; s < prm.head_splits; ++s)" "for (int s = 0; s < prm.head_splits - 1; ++s)"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
 # (c) the fp32 dQ accumulator not cleared by the preprocess: a run adds to whatever the
 # buffer held (the allocation's NaN poison, then the previous run's dQ).
 ab_emu_negative(flash2_bwd_acc_not_cleared flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu

@@ -136,12 +136,16 @@ const variant& flash2_row() {
 
 // p through the row `v` (poisoned, run twice) against the fp64 backward, every gradient
 // element; exact zeros where no pair is visible.
-void expect_matches_fp64(const variant& v, const problem& p, int seed) {
-  const std::string name = v.benchmark_name(p);
+// forced_head_splits > 0: the row's runner with that many head splits instead of its own.
+void expect_matches_fp64(const variant& v, const problem& p, int seed, int forced_head_splits = 0) {
+  const std::string name =
+      v.benchmark_name(p) + (forced_head_splits > 0 ? fmt::format(" head splits {}", forced_head_splits) : "");
   ASSERT_TRUE(v.supports(p).ok) << name << ": " << v.supports(p).reason;
   host_inputs in = make_inputs(p, static_cast<std::uint64_t>(seed));
   in.d_o = make_grad_output(p, static_cast<std::uint64_t>(seed + 1));
-  auto r = v.make(p);
+  auto r = forced_head_splits > 0
+               ? cuda::make_flash2_backward_runner(p, true, cuda::flash2_row::flash2, false, 0, forced_head_splits)
+               : v.make(p);
   r->set_inputs(in);
   r->poison_outputs();
   r->run();
@@ -183,6 +187,26 @@ TEST(CudaFlash2Bwd, MatchesFp64ReferenceOnSmallShapes) {
   ATTN_REQUIRE_GPU();
   int seed = 70;
   for (const problem& p : case_problems()) expect_matches_fp64(flash2_row(), p, seed++);
+}
+
+// GQA groups split over CTAs (bwd_head_splits). On these small shapes the row splits every
+// group whole (one query head per CTA, the reduce kernel summing the fp32 parts); here the GQA
+// cases at 64 x 64 also run unsplit (the kernel writing dK, dV itself, as on large shapes) and
+// the group of 4 in 2 parts.
+TEST(CudaFlash2Bwd, HeadSplitsMatchFp64) {
+  ATTN_REQUIRE_GPU();
+  int seed = 130;
+  int runs = 0;
+  for (const problem& p : case_problems()) {
+    if (p.group() < 2 || p.Bc != 64) continue;
+    EXPECT_EQ(cuda::bwd_head_splits(p, 132), p.group()) << flash2_row().benchmark_name(p);
+    for (int splits = 1; splits < p.group(); ++splits)
+      if (p.group() % splits == 0 && (splits == 1 || !subset)) {
+        expect_matches_fp64(flash2_row(), p, seed++, splits);
+        ++runs;
+      }
+  }
+  EXPECT_GE(runs, subset ? 1 : 6);
 }
 
 // The sparse row's backward: the same kernel over its forward's key-tile lists transposed,
@@ -274,7 +298,10 @@ TEST(CudaFlash2BwdHost, DeterministicRowClaimsBwdOnlyAndCountsItsSlices) {
   EXPECT_DOUBLE_EQ(atomic.model(p).flops_executed, v->model(p).flops_executed);
   // Four waves of one key tile: the accumulator written, twice read and written, read: 24 d
   // per row against the atomic mode's 8 d.
-  EXPECT_DOUBLE_EQ(model_flash2_backward_deterministic_cuda(p, 1).bytes - atomic.model(p).bytes, 16.0 * p.d * p.rows());
+  const int splits = cuda::bwd_head_splits(p, static_cast<int>(sms));
+  EXPECT_EQ(splits, 2);  // 4 key tiles x 2 KV heads: the group of 2 split whole
+  EXPECT_DOUBLE_EQ(model_flash2_backward_deterministic_cuda(p, 1, splits).bytes - atomic.model(p).bytes,
+                   16.0 * p.d * p.rows());
   // The slice count: bounded by 2 CTAs per SM over B Hkv, and by the key tiles.
   problem big = make_problem(1, 16, 16, 32768, 32768, 128, dtype::bf16, "none", 64, 64);
   EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 17);  // ceil(264 / 16), not 512 key tiles
@@ -341,13 +368,20 @@ TEST(CudaFlash2BwdHost, ModelWorkedExample) {
   EXPECT_DOUBLE_EQ(m.flops_executed, 10 * d * 4 * 64 * 64 * 2);  // 4 tiles x 2 heads
   EXPECT_DOUBLE_EQ(m.exps, 100.0 * 70 * 2);
   EXPECT_DOUBLE_EQ(m.flops, 2.5 * model_flops_softmax(p));
+  // Its group of 2 split over 2 CTAs (what the row does on this short grid): K and V read
+  // twice, and per split the fp32 dK, dV part written and read back (16 d per key), then dK and
+  // dV written by the reduce kernel.
+  const double split_bytes = 2 * 70 * d * e + 2 * 16 * 70 * d;
+  EXPECT_DOUBLE_EQ(model_flash2_backward_cuda(p, 2).bytes - m.bytes, split_bytes);
+  EXPECT_DOUBLE_EQ(model_flash2_backward_cuda(p, 2).flops_executed, m.flops_executed);
   // The row: bwd is the backward's model, fwd_bwd adds the forward's.
   const variant& v = flash2_row();
-  EXPECT_DOUBLE_EQ(v.model(p).bytes, m.bytes);
+  ASSERT_EQ(cuda::bwd_head_splits(p, cuda::current_device_limits().sm_count), 2);
+  EXPECT_DOUBLE_EQ(v.model(p).bytes, m.bytes + split_bytes);
   problem f = p;
   f.pass = pass_kind::fwd;
   p.pass = pass_kind::fwd_bwd;
-  EXPECT_DOUBLE_EQ(v.model(p).bytes, m.bytes + v.model(f).bytes);
+  EXPECT_DOUBLE_EQ(v.model(p).bytes, m.bytes + split_bytes + v.model(f).bytes);
   // At 64 x 128 one key tile holds all 70 keys: each query row visits once, and the two
   // query tiles compute 64 x 128 pairs each.
   problem w = p;
@@ -386,13 +420,34 @@ TEST(CudaFlash2BwdHost, SparseRowVisitsTheTransposedLists) {
   EXPECT_NE(v->supports(c).reason.find("flash2 covers it"), std::string::npos) << v->supports(c).reason;
 }
 
+// The head splits: the smallest divisor of the group giving 4 CTAs per slot (2 per SM at 64 x 64,
+// 1 at 64 x 128), at most the group.
+TEST(CudaFlash2BwdHost, HeadSplitsFillTheDevice) {
+  problem p = make_problem(1, 16, 2, 8192, 8192, 128, dtype::bf16, "causal", 64, 64);
+  EXPECT_EQ(cuda::bwd_head_splits(p, 132), 8);  // 256 CTAs; 4 splits give 1024 < 1056
+  p.Bc = 128;
+  EXPECT_EQ(cuda::bwd_head_splits(p, 132), 8);  // 128 CTAs; 4 splits give 512 < 528
+  p.Bc = 64;
+  p.Hkv = 16;
+  EXPECT_EQ(cuda::bwd_head_splits(p, 132), 1);  // no group
+  p = make_problem(1, 32, 8, 8192, 8192, 128, dtype::bf16, "causal", 64, 64);
+  EXPECT_EQ(cuda::bwd_head_splits(p, 132), 2);  // 1024 CTAs, 2048 with 2
+  p.B = 2;
+  EXPECT_EQ(cuda::bwd_head_splits(p, 132), 1);  // 2048 CTAs
+  p = make_problem(1, 12, 2, 1024, 1024, 64, dtype::bf16, "none", 64, 64);
+  EXPECT_EQ(cuda::bwd_head_splits(p, 132), 6);  // a group of 6: 2 and 3 are too few, 4 and 5 do not divide it
+}
+
 TEST(CudaFlash2BwdHost, MemoryCountsTheAccumulatorAndD) {
   const variant& v = flash2_row();
   problem p = make_problem(1, 4, 2, 256, 512, 128, dtype::bf16, "causal", 64, 64);
   problem f = p;
   p.pass = pass_kind::bwd;
   const std::int64_t grads = 2 * (2 * p.q_elems() + 2 * p.kv_elems());  // dO, dQ, dK, dV in bf16
-  EXPECT_EQ(v.memory_bytes(p), v.memory_bytes(f) + grads + 4 * (p.rows() + p.q_elems()));
+  // 8 key tiles x 2 KV heads: the group of 2 split whole, fp32 dK and dV parts of each split
+  ASSERT_EQ(cuda::bwd_head_splits(p, cuda::current_device_limits().sm_count), 2);
+  const std::int64_t parts = 2 * 2 * p.kv_elems();
+  EXPECT_EQ(v.memory_bytes(p), v.memory_bytes(f) + grads + 4 * (p.rows() + p.q_elems() + parts));
 }
 
 }  // namespace

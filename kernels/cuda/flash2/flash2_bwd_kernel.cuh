@@ -18,7 +18,10 @@
 // outer), the 5 products per visit instead of 2, and the dQ reduction across
 // CTAs. GQA is native: the group's query heads are an outer loop of the same
 // CTA, so dK and dV are summed over the group in registers and written once;
-// no expanded [B, H, Nkv, d] buffers, no reduction kernel.
+// no expanded [B, H, Nkv, d] buffers. When that grid is short (bwd_head_splits) the group is
+// split over prm.head_splits CTAs (blockIdx.z), each storing its part in fp32 for a reduce
+// kernel: at Hkv 2, causal, N 8k the first key tile's CTA walked all 8 heads, 8x the visits of
+// Hkv 16's, and took 1.74x its time (20cfac8).
 //
 // Expected bottleneck (64 x 64 tile): per visit the CTA does 5 * 2 * 64 * 64 * d FLOPs
 // (5.2 MFLOP at d = 128) against 64 * 2 d * 2 bytes of Q and dO, 512 of lse
@@ -178,10 +181,11 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
     if (j >= p.Nkv) q_first[hh] = q_end[hh] = 0;
   }
 
-  const std::int64_t group = p.group(), h0 = kvh * group;  // the query heads of this KV head
+  // This CTA's part of the query heads of its KV head (all of them with one split).
+  const std::int64_t heads = p.group() / prm.head_splits, h0 = kvh * p.group() + blockIdx.z * heads;
   const std::int64_t n_qt = bwd_q_tiles(p);
 
-  for (std::int64_t h = h0; h < h0 + group; ++h) {
+  for (std::int64_t h = h0; h < h0 + heads; ++h) {
     const std::int64_t head_row0 = (b * p.H + h) * p.Nq;
     const T* const gQ = static_cast<const T*>(prm.q) + head_row0 * D;
     const T* const gdO = static_cast<const T*>(prm.d_o) + head_row0 * D;
@@ -359,9 +363,11 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
   }
   cp_async_wait<0>();  // a key tile no query tile visits still waits for its copies
 
-  // ---- dK = scale dS^T Q and dV, written once (zero for keys no query sees) --
+  // ---- dK = scale dS^T Q and dV, written once (zero for keys no query sees); with head
+  // splits this CTA's part in fp32, for the reduce kernel.
   T* const gdK = static_cast<T*>(prm.dk) + kv_base;
   T* const gdV = static_cast<T*>(prm.dv) + kv_base;
+  float* const part = prm.dkv_part ? prm.dkv_part + blockIdx.z * 2 * p.B * p.Hkv * p.Nkv * D + kv_base : nullptr;
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const std::int64_t j = k0 + key_row + g + 8 * hh;
@@ -369,9 +375,16 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
 #pragma unroll
     for (int dt = 0; dt < DT; ++dt) {
       const int c = dt * 8 + 2 * t;
-      *reinterpret_cast<std::uint32_t*>(gdK + j * D + c) =
-          pack2<T>(prm.scale * dk_acc[dt][2 * hh], prm.scale * dk_acc[dt][2 * hh + 1]);
-      *reinterpret_cast<std::uint32_t*>(gdV + j * D + c) = pack2<T>(dv_acc[dt][2 * hh], dv_acc[dt][2 * hh + 1]);
+      if (part) {
+        *reinterpret_cast<float2*>(part + j * D + c) =
+            make_float2(prm.scale * dk_acc[dt][2 * hh], prm.scale * dk_acc[dt][2 * hh + 1]);
+        *reinterpret_cast<float2*>(part + p.B * p.Hkv * p.Nkv * D + j * D + c) =
+            make_float2(dv_acc[dt][2 * hh], dv_acc[dt][2 * hh + 1]);
+      } else {
+        *reinterpret_cast<std::uint32_t*>(gdK + j * D + c) =
+            pack2<T>(prm.scale * dk_acc[dt][2 * hh], prm.scale * dk_acc[dt][2 * hh + 1]);
+        *reinterpret_cast<std::uint32_t*>(gdV + j * D + c) = pack2<T>(dv_acc[dt][2 * hh], dv_acc[dt][2 * hh + 1]);
+      }
     }
   }
 }
@@ -390,7 +403,8 @@ void launch_flash2_bwd(const flash2_bwd_params& prm, void* stream) {
   // return at once (an offset added to blockIdx.x spilled 8-12 bytes at d = 128).
   const std::int64_t end = prm.kt_offset + prm.dq_slices, n_kt = bwd_kv_tiles(p);
   const std::int64_t tiles = prm.dq_part && end < n_kt ? end : n_kt;
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.B * p.Hkv));
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.B * p.Hkv),
+                  static_cast<unsigned>(prm.head_splits));
   launch(flash2_bwd_kernel<K>, grid, K::threads, K::smem_bytes, static_cast<cudaStream_t>(stream), prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }

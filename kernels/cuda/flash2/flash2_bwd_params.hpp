@@ -64,6 +64,12 @@ struct flash2_bwd_params {
   // The sparse row: per (head, key tile) the query tiles to visit, its forward's key-tile lists
   // transposed (core/tiles.hpp q_tile_list); num == nullptr: the causal-bound walk (bwd_visits).
   q_tile_list_view q_tiles{};
+  // GQA groups split over CTAs (bwd_head_splits): head_splits CTAs per (key tile, batch, KV
+  // head), the s-th walking the s-th part of the group's query heads and storing its dK, dV in
+  // fp32 to part s of dkv_part [head_splits][2][B, Hkv, Nkv, d] (dK then dV), summed in order
+  // by the reduce kernel. One split: dK and dV written in p.type by the main kernel.
+  int head_splits = 1;
+  float* dkv_part = nullptr;
   void* dq = nullptr;  // [B, H, Nq, d] in p.type
   void* dk = nullptr;  // [B, Hkv, Nkv, d]
   void* dv = nullptr;
@@ -84,6 +90,19 @@ inline std::int64_t bwd_dq_slices(const problem& p, int sm_count) {
   return want < 1 ? 1 : (want < bwd_kv_tiles(p) ? want : bwd_kv_tiles(p));
 }
 
+// Parts a GQA group's query heads are split into, one CTA each (atomic mode): the smallest
+// divisor of the group that gives at least 4 CTAs per CTA slot (two 64 x 64 CTAs per SM, one
+// 64 x 128), the whole group at most. A CTA walks its heads one after another, so at Hkv 2,
+// causal, N 8k (256 CTAs for 264 slots) the CTA of the first key tile made 8x the visits of
+// Hkv 16's and the causal backward took 1.74x its time (docs/backward.md "GQA and causal").
+inline int bwd_head_splits(const problem& p, int sm_count) {
+  const std::int64_t group = p.group(), ctas = bwd_kv_tiles(p) * p.B * p.Hkv;
+  const std::int64_t want = 4 * static_cast<std::int64_t>(sm_count) * (p.Bc == 64 ? 2 : 1);
+  std::int64_t s = 1;
+  while (s < group && (group % s != 0 || ctas * s < want)) ++s;
+  return static_cast<int>(s);
+}
+
 // True when query tile qt visits key tile kt: the forward's causal-bound walk
 // (kv_tiles, causal_bound) transposed, as the CPU flash2 backward walks it.
 ATTN_HD inline bool bwd_visits(const problem& p, std::int64_t qt, std::int64_t kt) {
@@ -98,5 +117,6 @@ flash2_bwd_launch_fn find_flash2_bwd_kernel(int d, int bc, dtype t);
 void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_convert_dq(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream);
+void launch_flash2_bwd_sum_dkv(const flash2_bwd_params& prm, void* stream);
 
 }  // namespace attnbench::cuda

@@ -11,6 +11,8 @@
 //   attn_bwd_sum_dq_kernel  (deterministic mode, after each wave of S key tiles) the
 //       accumulator plus the wave's visited slices in ascending key-tile order, into the
 //       accumulator or (last wave) into dQ.
+//   attn_bwd_sum_dkv_kernel  (GQA groups split over CTAs) dK and dV = the sum of the splits'
+//       fp32 parts in split order, rounded to p.type.
 #include <cuda_runtime.h>
 
 #include "core/cuda/cuda_check.cuh"
@@ -70,7 +72,31 @@ __global__ void attn_bwd_sum_dq_kernel(const __grid_constant__ flash2_bwd_params
     prm.dq_acc[x] = sum;
 }
 
+// Head splits: dK, dV = the splits' fp32 parts summed in split order (the same order on every
+// run), per element of [2][B, Hkv, Nkv, d].
+template <class T>
+__global__ void attn_bwd_sum_dkv_kernel(const __grid_constant__ flash2_bwd_params prm) {
+  const std::int64_t n = prm.p.kv_elems();
+  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= 2 * n) return;
+  float sum = 0.f;
+  for (int s = 0; s < prm.head_splits; ++s) sum += prm.dkv_part[s * 2 * n + x];
+  T* const out = x < n ? static_cast<T*>(prm.dk) + x : static_cast<T*>(prm.dv) + (x - n);
+  *out = from_float<T>(sum);
+}
+
 }  // namespace
+
+void launch_flash2_bwd_sum_dkv(const flash2_bwd_params& prm, void* stream) {
+  constexpr int threads = 256;
+  const dim3 grid(static_cast<unsigned>(ceil_div(2 * prm.p.kv_elems(), threads)));
+  auto s = static_cast<cudaStream_t>(stream);
+  if (prm.p.type == dtype::bf16)
+    launch(attn_bwd_sum_dkv_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
+  else
+    launch(attn_bwd_sum_dkv_kernel<__half>, grid, dim3(threads), 0, s, prm);
+  ATTN_CUDA_CHECK_LAUNCH();
+}
 
 void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream) {
   constexpr int threads = 256;

@@ -25,17 +25,26 @@ std::int64_t dq_slices_elems(const problem& p, std::int64_t slices) { return sli
 std::int64_t dq_acc_elems(const problem& p, std::int64_t slices) {
   return slices == 0 || slices < bwd_kv_tiles(p) ? p.q_elems() : 0;
 }
+// fp32 dK, dV parts of the head splits, in elements (none with one split).
+std::int64_t dkv_part_elems(const problem& p, int head_splits) {
+  return head_splits > 1 ? head_splits * 2 * p.kv_elems() : 0;
+}
 
 class flash2_backward_runner final : public device_backward_runner {
  public:
-  flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row, bool deterministic, int slices)
+  flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row, bool deterministic, int slices,
+                         int head_splits)
       : device_backward_runner(p, writes_lse),
         deterministic_(deterministic),
         slices_(deterministic ? std::min<std::int64_t>(slices, bwd_kv_tiles(p)) : 0),
         fwd_(p, row, 0, stream()),
         delta_(p.rows() * 4),
         dq_acc_(dq_acc_elems(p, slices_) * 4),
-        dq_part_(dq_slices_elems(p, slices_) * 4) {
+        dq_part_(dq_slices_elems(p, slices_) * 4),
+        dkv_part_(dkv_part_elems(p, head_splits) * 4) {
+    if (head_splits < 1 || p.group() % head_splits != 0)
+      throw backend_error(
+          fmt::format("flash2 backward: {} head splits do not divide the group of {}", head_splits, p.group()));
     main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type);
     if (!main_)
       throw backend_error(
@@ -45,6 +54,7 @@ class flash2_backward_runner final : public device_backward_runner {
     bwd_.p = fwd_.device_problem();
     bwd_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
     bwd_.scale_log2 = static_cast<float>(bwd_.scale * M_LOG2E);
+    bwd_.head_splits = head_splits;
     if (row == flash2_row::sparse) {  // the forward's exact lists, transposed: query tiles per key tile
       q_tiles_host_ = transpose_tile_list(make_kv_tile_list(p, tile_walk::visible));
       q_tiles_ = tile_list_on_device(q_tiles_host_, stream());
@@ -68,11 +78,13 @@ class flash2_backward_runner final : public device_backward_runner {
     bwd_.dq = dq_.get();
     bwd_.dk = dk_.get();
     bwd_.dv = dv_.get();
+    bwd_.dkv_part = dkv_part_.get<float>();  // null with one split
     launch_flash2_bwd_preprocess(bwd_, stream());
     if (!deterministic_) {
       bwd_.kt_offset = 0;
       main_(bwd_, stream());
       launch_flash2_bwd_convert_dq(bwd_, stream());
+      if (bwd_.dkv_part) launch_flash2_bwd_sum_dkv(bwd_, stream());
       return;
     }
     // The main kernel indexes the slices by absolute key tile (an index relative to the wave
@@ -87,6 +99,7 @@ class flash2_backward_runner final : public device_backward_runner {
       bwd_.dq_part = dq_part_.get<float>();
       launch_flash2_bwd_sum_dq(bwd_, stream());
     }
+    if (bwd_.dkv_part) launch_flash2_bwd_sum_dkv(bwd_, stream());
   }
 
   bool deterministic_;
@@ -97,17 +110,18 @@ class flash2_backward_runner final : public device_backward_runner {
   q_tile_list q_tiles_host_;  // the sparse row: what q_tiles_ was copied from
   device_tile_list q_tiles_;
   // D [B, H, Nq]; the fp32 dQ accumulator [B, H, Nq, d] (atomic mode) or the slices
-  // [slices][B, H, Nq, d] (deterministic mode)
-  device_buffer delta_, dq_acc_, dq_part_;
+  // [slices][B, H, Nq, d] (deterministic mode); the head splits' fp32 dK, dV parts
+  device_buffer delta_, dq_acc_, dq_part_, dkv_part_;
 };
 
 }  // namespace
 
 std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row,
-                                                    bool deterministic, int forced_slices) {
-  const int slices =
-      forced_slices > 0 ? forced_slices : static_cast<int>(bwd_dq_slices(p, current_device_limits().sm_count));
-  return std::make_unique<flash2_backward_runner>(p, writes_lse, row, deterministic, slices);
+                                                    bool deterministic, int forced_slices, int forced_head_splits) {
+  const int sms = current_device_limits().sm_count;
+  const int slices = forced_slices > 0 ? forced_slices : static_cast<int>(bwd_dq_slices(p, sms));
+  const int splits = forced_head_splits > 0 ? forced_head_splits : bwd_head_splits(p, sms);
+  return std::make_unique<flash2_backward_runner>(p, writes_lse, row, deterministic, slices, splits);
 }
 
 std::int64_t flash2_backward_memory_bytes(const problem& p, flash2_row row, bool deterministic) {
@@ -116,7 +130,8 @@ std::int64_t flash2_backward_memory_bytes(const problem& p, flash2_row row, bool
   // the sparse row's transposed lists: heads x kv_tiles counts, heads x kv_tiles x q_tiles indices
   const std::int64_t lists =
       row == flash2_row::sparse ? 4 * (p.mask.per_head() ? p.H : 1) * bwd_kv_tiles(p) * (1 + bwd_q_tiles(p)) : 0;
-  return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work) +
+  const std::int64_t dkv_work = dkv_part_elems(p, bwd_head_splits(p, current_device_limits().sm_count));
+  return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work + dkv_work) +
          mask_device_bytes(plan_for(row, p, 1)) + lists;
 }
 

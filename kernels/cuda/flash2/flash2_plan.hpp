@@ -55,12 +55,15 @@ std::unique_ptr<runner> make_flash2_runner(const problem& p, bool writes_lse, fl
 // row's forward for O and lse, then preprocess, main kernel and dQ conversion
 // (flash2_bwd_params.hpp); the sparse row's main kernel visits its forward's key-tile lists
 // transposed. deterministic: the flash2_bwd_deterministic row (S fp32 dQ slices, no atomics;
-// S = bwd_dq_slices for the current device, or forced_slices > 0).
+// S = bwd_dq_slices for the current device, or forced_slices > 0). GQA groups are split over
+// bwd_head_splits CTAs for the current device, or forced_head_splits > 0 (a divisor of the group).
 std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row,
-                                                    bool deterministic, int forced_slices = 0);
+                                                    bool deterministic, int forced_slices = 0,
+                                                    int forced_head_splits = 0);
 // Device bytes of a backward run: device_backward_runner's buffers plus D (4 bytes per query
 // row) and the fp32 dQ accumulator (4 bytes per dQ element) or, deterministic, the slices
-// (4 S bytes per dQ element), the mask's device data and the sparse row's lists.
+// (4 S bytes per dQ element), the head splits' fp32 dK and dV parts (8 splits bytes per dK
+// element, none with one split), the mask's device data and the sparse row's lists.
 std::int64_t flash2_backward_memory_bytes(const problem& p, flash2_row row, bool deterministic);
 
 }  // namespace attnbench::cuda

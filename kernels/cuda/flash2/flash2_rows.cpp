@@ -92,6 +92,7 @@ support backward_check(const problem& p) {
         p.d));
   return cuda::check_launch({.grid_x = cuda::bwd_kv_tiles(p),
                              .grid_y = p.B * p.Hkv,
+                             .grid_z = cuda::bwd_head_splits(p, cuda::current_device_limits().sm_count),
                              .threads = 32 * p.Bc / 16,
                              .smem_bytes = cuda::flash2_bwd_smem_bytes(static_cast<int>(p.d), static_cast<int>(p.Bc))},
                             fmt::format("flash2 backward tile {}x{} at d={}", p.Br, p.Bc, p.d));
@@ -107,11 +108,11 @@ void with_backward(variant& row, flash2_row kind, bool deterministic) {
   row.model = [fwd = row.model, kind, deterministic](const problem& p) {
     problem f = p;
     f.pass = pass_kind::fwd;
-    if (kind == flash2_row::sparse) return model_for_pass(p, fwd(f), model_sparse_backward_cuda);
-    if (!deterministic) return model_for_pass(p, fwd(f), model_flash2_backward_cuda);
-    return model_for_pass(p, fwd(f), [](const problem& q) {
-      return model_flash2_backward_deterministic_cuda(q,
-                                                      cuda::bwd_dq_slices(q, cuda::current_device_limits().sm_count));
+    return model_for_pass(p, fwd(f), [kind, deterministic](const problem& q) {
+      const int sms = cuda::current_device_limits().sm_count, splits = cuda::bwd_head_splits(q, sms);
+      if (kind == flash2_row::sparse) return model_sparse_backward_cuda(q, splits);
+      if (!deterministic) return model_flash2_backward_cuda(q, splits);
+      return model_flash2_backward_deterministic_cuda(q, cuda::bwd_dq_slices(q, sms), splits);
     });
   };
   row.memory_bytes = [fwd = row.memory_bytes, kind, deterministic](const problem& p) {
