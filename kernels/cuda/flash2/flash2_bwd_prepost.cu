@@ -85,50 +85,39 @@ __global__ void attn_bwd_sum_dkv_kernel(const __grid_constant__ flash2_bwd_param
   *out = from_float<T>(sum);
 }
 
-}  // namespace
+using prepost_kernel = void (*)(flash2_bwd_params);
 
-void launch_flash2_bwd_sum_dkv(const flash2_bwd_params& prm, void* stream) {
-  constexpr int threads = 256;
-  const dim3 grid(static_cast<unsigned>(ceil_div(2 * prm.p.kv_elems(), threads)));
-  auto s = static_cast<cudaStream_t>(stream);
-  if (prm.p.type == dtype::bf16)
-    launch(attn_bwd_sum_dkv_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
-  else
-    launch(attn_bwd_sum_dkv_kernel<__half>, grid, dim3(threads), 0, s, prm);
+// One of a kernel's two instantiations by p.type (bf16, else fp16) over `blocks` blocks.
+void launch_by_type(const flash2_bwd_params& prm, prepost_kernel bf16, prepost_kernel fp16, std::int64_t blocks,
+                    int threads, void* stream) {
+  launch(prm.p.type == dtype::bf16 ? bf16 : fp16, dim3(static_cast<unsigned>(blocks)), dim3(threads), 0,
+         static_cast<cudaStream_t>(stream), prm);
   ATTN_CUDA_CHECK_LAUNCH();
 }
 
+constexpr int kElementThreads = 256;  // per block of the element-wise kernels
+
+}  // namespace
+
+void launch_flash2_bwd_sum_dkv(const flash2_bwd_params& prm, void* stream) {
+  launch_by_type(prm, attn_bwd_sum_dkv_kernel<__nv_bfloat16>, attn_bwd_sum_dkv_kernel<__half>,
+                 ceil_div(2 * prm.p.kv_elems(), kElementThreads), kElementThreads, stream);
+}
+
 void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream) {
-  constexpr int threads = 256;
-  const dim3 grid(static_cast<unsigned>(ceil_div(prm.p.q_elems(), threads)));
-  auto s = static_cast<cudaStream_t>(stream);
-  if (prm.p.type == dtype::bf16)
-    launch(attn_bwd_sum_dq_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
-  else
-    launch(attn_bwd_sum_dq_kernel<__half>, grid, dim3(threads), 0, s, prm);
-  ATTN_CUDA_CHECK_LAUNCH();
+  launch_by_type(prm, attn_bwd_sum_dq_kernel<__nv_bfloat16>, attn_bwd_sum_dq_kernel<__half>,
+                 ceil_div(prm.p.q_elems(), kElementThreads), kElementThreads, stream);
 }
 
 void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream) {
   const problem& p = prm.p;
-  const dim3 grid(static_cast<unsigned>(ceil_div(p.B * p.H * p.Nq, kRowsPerBlock)));
-  auto s = static_cast<cudaStream_t>(stream);
-  if (p.type == dtype::bf16)
-    launch(attn_bwd_preprocess_kernel<__nv_bfloat16>, grid, dim3(32 * kRowsPerBlock), 0, s, prm);
-  else
-    launch(attn_bwd_preprocess_kernel<__half>, grid, dim3(32 * kRowsPerBlock), 0, s, prm);
-  ATTN_CUDA_CHECK_LAUNCH();
+  launch_by_type(prm, attn_bwd_preprocess_kernel<__nv_bfloat16>, attn_bwd_preprocess_kernel<__half>,
+                 ceil_div(p.B * p.H * p.Nq, kRowsPerBlock), 32 * kRowsPerBlock, stream);
 }
 
 void launch_flash2_bwd_convert_dq(const flash2_bwd_params& prm, void* stream) {
-  constexpr int threads = 256;
-  const dim3 grid(static_cast<unsigned>(ceil_div(prm.p.q_elems(), threads)));
-  auto s = static_cast<cudaStream_t>(stream);
-  if (prm.p.type == dtype::bf16)
-    launch(attn_bwd_convert_dq_kernel<__nv_bfloat16>, grid, dim3(threads), 0, s, prm);
-  else
-    launch(attn_bwd_convert_dq_kernel<__half>, grid, dim3(threads), 0, s, prm);
-  ATTN_CUDA_CHECK_LAUNCH();
+  launch_by_type(prm, attn_bwd_convert_dq_kernel<__nv_bfloat16>, attn_bwd_convert_dq_kernel<__half>,
+                 ceil_div(prm.p.q_elems(), kElementThreads), kElementThreads, stream);
 }
 
 }  // namespace attnbench::cuda
