@@ -260,12 +260,15 @@ fp8_args=(${GPU_CHECK_FP8_ARGS:-$fp8_default})
 step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${fp8_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/fp8.json"
 # ---- backward: bwd and fwd_bwd of the rows that claim them -------------------------
-# Three groups of one sweep file: the flash2 backward at its 8-warp tile (64 x 128, the issue's
-# hd 128 target) and the deterministic row at both tiles; flash2 at 64 x 64 beside the libraries
-# (bwd and fwd_bwd); a sliding window on flash2 (covering walk) and sparse (the transposed lists).
+# Groups of one sweep file: the flash2 backward at its 8-warp tile (64 x 128, the issue's hd 128
+# target) and the deterministic row at both tiles; flash2 at 64 x 64 beside the libraries (bwd
+# and fwd_bwd); causal GQA at Hkv 2 (the head splits); a sliding window on flash2 (covering walk)
+# and sparse (the transposed lists).
 # The cuDNN rows only where the build has them (an unknown variant name is an error).
 lib_rows='"flash2", "cublas_unfused"'
-grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && lib_rows+=', "cudnn_sdpa", "cudnn_sdpa_deterministic"'
+gqa_rows='"flash2"'
+grep -q "^cudnn_sdpa: built" "$out/cudnn_row.txt" && lib_rows+=', "cudnn_sdpa", "cudnn_sdpa_deterministic"' &&
+  gqa_rows+=', "cudnn_sdpa"'
 shape='"dtype": "bf16", "head-dim": [128, 64], "batch": 1, "heads": 16, "seq": [8192, 16384], "mask": "none"'
 cat >"$out/bwd_sweep.json" <<JSON
 {"name": "gpu_check_bwd",
@@ -273,6 +276,8 @@ cat >"$out/bwd_sweep.json" <<JSON
    {"name": "bwd_tiles", "variant": ["flash2", "flash2_bwd_deterministic"], "pass": "bwd", "block": "64x128", $shape},
    {"name": "bwd_deterministic", "variant": "flash2_bwd_deterministic", "pass": "bwd", "block": "64x64", $shape},
    {"name": "bwd", "variant": [$lib_rows], "pass": ["bwd", "fwd_bwd"], "block": "64x64", $shape},
+   {"name": "bwd_gqa", "variant": [$gqa_rows], "pass": "bwd", "block": "64x64", "dtype": "bf16", "head-dim": 128,
+    "batch": 1, "heads": 16, "kv-heads": 2, "seq": 8192, "mask": "causal"},
    {"name": "bwd_window", "variant": ["flash2", "sparse"], "pass": "bwd", "block": "64x64", "dtype": "bf16",
     "head-dim": 128, "batch": 1, "heads": 16, "seq": 16384, "mask": "local:1024,0"}
  ]}
