@@ -99,11 +99,14 @@ mask_spec parse_mask(std::string_view s);
 // Canonical text, the inverse of parse_mask (used in benchmark names).
 std::string to_string(const mask_spec& m);
 
+// Br = Bc of a problem that names none (the --block axis's default).
+inline constexpr std::int64_t default_tile = 64;
+
 struct problem {
   std::int64_t B = 1, H = 1, Hkv = 1, Nq = 1, Nkv = 1, d = 64;
   dtype type = dtype::fp32;
   mask_spec mask;
-  std::int64_t Br = 64, Bc = 64;
+  std::int64_t Br = default_tile, Bc = default_tile;
   feature_map phi = feature_map::elu1;
   pass_kind pass = pass_kind::fwd;
   // Scan rows only (docs/alternatives.md): the state size N per channel (Mamba's d_state) and
@@ -144,7 +147,8 @@ std::string benchmark_name(std::string_view variant, std::string_view backend, c
 
 // Builds and validates a problem (tests, tools); throws input_error.
 problem make_problem(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Nq, std::int64_t Nkv,
-                     std::int64_t d, dtype t, std::string_view mask, std::int64_t Br = 64, std::int64_t Bc = 64);
+                     std::int64_t d, dtype t, std::string_view mask, std::int64_t Br = default_tile,
+                     std::int64_t Bc = default_tile);
 
 // Parses a positive integer for option/axis `what`; throws input_error.
 std::int64_t parse_positive(std::string_view s, std::string_view what);

@@ -137,6 +137,12 @@ support variant::supports(const problem& p) const {
   return check ? check(p) : support::yes();
 }
 
+problem untiled_problem(const problem& p) {
+  problem r = p;
+  r.Br = r.Bc = default_tile;
+  return r;
+}
+
 bool variant::has(tag t) const { return std::find(tags.begin(), tags.end(), t) != tags.end(); }
 
 std::string variant::benchmark_name(const problem& p) const {

@@ -214,4 +214,9 @@ struct variant {
   std::string benchmark_name(const problem& p) const;
 };
 
+// `resolve` of the rows whose kernels take no Br x Bc (the unfused CUDA kernels, cuBLAS,
+// cuDNN): named at default_tile x default_tile whatever --block lists, so a sweep over tiles
+// runs them once instead of once per tile.
+problem untiled_problem(const problem& p);
+
 }  // namespace attnbench

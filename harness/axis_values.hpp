@@ -22,7 +22,7 @@ struct kv_heads_value {
 };
 
 struct tile_shape {
-  std::int64_t br = 64, bc = 64;
+  std::int64_t br = default_tile, bc = default_tile;
   std::string text() const;  // "64x64"
   bool operator==(const tile_shape&) const = default;
 };

@@ -84,6 +84,24 @@ TEST(sweep, expansion_counts_and_defaults) {
   EXPECT_TRUE(expand(one_group(a), testing_rows::rows(), backend_kind::cuda).empty());
 }
 
+// A row whose kernels take no tiles (resolve = untiled_problem: the unfused CUDA rows, cuBLAS,
+// cuDNN) runs once in a sweep over --block, named at the default tile; a tiled row runs per tile.
+TEST(sweep, untiled_rows_run_once_per_tile_sweep) {
+  variant untiled = testing_rows::make_row("t_untiled", testing_rows::mode::good);
+  untiled.resolve = untiled_problem;
+  const std::vector<variant> rows = {testing_rows::make_row("t_tiled", testing_rows::mode::good), untiled};
+  sweep_axes a;
+  a.variant = {"t_tiled", "t_untiled"};
+  a.block = parse_block_list("128x128,64x32,32x64");
+  std::map<std::string, std::vector<std::string>> names;
+  for (const auto& c : expand(one_group(a), rows, backend_kind::cpu)) names[c.row->name].push_back(c.name);
+  ASSERT_EQ(names["t_tiled"].size(), 3u);
+  EXPECT_NE(names["t_tiled"][0].find("/Br:128/Bc:128"), std::string::npos);
+  ASSERT_EQ(names["t_untiled"].size(), 1u);
+  EXPECT_NE(names["t_untiled"][0].find("/Br:64/Bc:64"), std::string::npos);
+  EXPECT_EQ(untiled_problem(make_problem(1, 2, 2, 8, 8, 8, dtype::fp32, "none", 16, 32)).Br, default_tile);
+}
+
 // A product of millions of configurations is refused before any is
 // built, naming the cap and the flag that raises it.
 TEST(sweep, a_sweep_beyond_the_configuration_cap_is_refused) {

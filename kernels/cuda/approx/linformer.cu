@@ -100,6 +100,7 @@ void add_cuda_rows_linformer(std::vector<variant>& rows) {
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
         return std::make_unique<cuda::linformer_runner>(p, lse);
       },
+      .resolve = untiled_problem,
   });
 }
 

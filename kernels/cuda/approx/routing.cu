@@ -365,6 +365,7 @@ void add_cuda_rows_routing(std::vector<variant>& rows) {
       .make_runner = [](const problem& p, bool) -> std::unique_ptr<runner> {
         return std::make_unique<cuda::routing_runner>(p);
       },
+      .resolve = untiled_problem,
   });
 }
 

@@ -135,6 +135,7 @@ void add_cuda_rows_cudnn(std::vector<variant>& rows) {
       .model = cuda::cudnn_sdpa_model,
       .memory_bytes = cuda::row_memory_bytes<false>,
       .make_runner = cuda::make_row_runner<false>,
+      .resolve = untiled_problem,
   });
   // What determinism costs. The forward is cudnn_sdpa's, so only bwd and fwd_bwd.
   rows.push_back({
@@ -149,6 +150,7 @@ void add_cuda_rows_cudnn(std::vector<variant>& rows) {
       .model = cuda::cudnn_sdpa_model,
       .memory_bytes = cuda::row_memory_bytes<true>,
       .make_runner = cuda::make_row_runner<true>,
+      .resolve = untiled_problem,
   });
 }
 

@@ -223,6 +223,7 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
         return std::make_unique<cuda::naive_runner>(p, lse);
       },
+      .resolve = untiled_problem,
   });
   rows.push_back({
       .name = "naive_gqa_expand",
@@ -241,6 +242,7 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
       .make_runner = [](const problem& p, bool lse) -> std::unique_ptr<runner> {
         return std::make_unique<cuda::naive_gqa_expand_runner>(p, lse);
       },
+      .resolve = untiled_problem,
   });
   rows.push_back({
       .name = "cublas_unfused",
@@ -273,6 +275,7 @@ void add_cuda_rows_unfused(std::vector<variant>& rows) {
         if (p.pass == pass_kind::fwd) return std::make_unique<cuda::cublas_unfused_runner>(p, lse);
         return std::make_unique<cuda::cublas_unfused_backward_runner>(p, lse);
       },
+      .resolve = untiled_problem,
   });
 }
 
