@@ -186,6 +186,11 @@ struct tile_list {
     indices.assign(h * o * i, 0);
   }
 };
+// Device bytes of a tile_list of these dimensions (counts and indices, int32), for admission
+// before the list is built.
+inline std::int64_t tile_list_bytes(std::int64_t heads, std::int64_t outer, std::int64_t inner) {
+  return static_cast<std::int64_t>(sizeof(std::int32_t)) * heads * outer * (1 + inner);
+}
 struct kv_tile_list : tile_list {};  // outer: query tiles, inner: key tiles
 struct q_tile_list : tile_list {};   // outer: key tiles, inner: query tiles
 

@@ -288,7 +288,8 @@ TEST(CudaFlash2BwdHost, DeterministicRowClaimsBwdOnlyAndCountsItsSlices) {
   EXPECT_TRUE(v->supports(p).ok) << v->supports(p).reason;
   // Memory: one wave of S slices instead of the accumulator. S = min(key tiles, 2 SMs /
   // (B Hkv)): here the 4 key tiles of 200 keys on any device of 4 SMs or more.
-  const std::int64_t sms = cuda::current_device_limits().sm_count, S = cuda::bwd_dq_slices(p, static_cast<int>(sms));
+  const std::int64_t sms = cuda::current_device_limits().sm_count;
+  const std::int64_t S = cuda::bwd_dq_slices(p, static_cast<int>(sms), cuda::bwd_head_splits(p, static_cast<int>(sms)));
   ASSERT_GE(sms, 4);
   EXPECT_EQ(S, 4);
   const variant& atomic = flash2_row();
@@ -302,13 +303,22 @@ TEST(CudaFlash2BwdHost, DeterministicRowClaimsBwdOnlyAndCountsItsSlices) {
   EXPECT_EQ(splits, 2);  // 4 key tiles x 2 KV heads: the group of 2 split whole
   EXPECT_DOUBLE_EQ(model_flash2_backward_deterministic_cuda(p, 1, splits).bytes - atomic.model(p).bytes,
                    16.0 * p.d * p.rows());
-  // The slice count: bounded by 2 CTAs per SM over B Hkv, and by the key tiles.
+  // The slice count: bounded by 2 CTAs per SM over B Hkv and the head splits, and by the key
+  // tiles.
   problem big = make_problem(1, 16, 16, 32768, 32768, 128, dtype::bf16, "none", 64, 64);
-  EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 17);  // ceil(264 / 16), not 512 key tiles
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132, 1), 17);  // ceil(264 / 16), not 512 key tiles
   big.Hkv = 1;
-  EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 264);
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132, 1), 264);
+  ASSERT_EQ(cuda::bwd_head_splits(big, 132), 4);    // 512 key tiles: 2048 CTAs >= 1056
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132, 4), 66);  // a quarter of the memory
+  // Several waves: S slices plus the accumulator against the atomic mode's accumulator.
+  big.pass = pass_kind::bwd;
+  const int bs = static_cast<int>(sms);
+  const std::int64_t big_slices = cuda::bwd_dq_slices(big, bs, cuda::bwd_head_splits(big, bs));
+  ASSERT_LT(big_slices, 512);
+  EXPECT_EQ(v->memory_bytes(big) - atomic.memory_bytes(big), 4 * big_slices * big.q_elems());
   big.B = 512;
-  EXPECT_EQ(cuda::bwd_dq_slices(big, 132), 1);
+  EXPECT_EQ(cuda::bwd_dq_slices(big, 132, 1), 1);
 }
 
 TEST(CudaFlash2BwdHost, ClaimsBwdAndSkipsWhatItCannotRun) {

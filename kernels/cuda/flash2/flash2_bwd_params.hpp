@@ -82,11 +82,13 @@ struct flash2_bwd_params {
 ATTN_HD inline std::int64_t bwd_q_tiles(const problem& p) { return ceil_div(p.Nq, p.Br); }
 ATTN_HD inline std::int64_t bwd_kv_tiles(const problem& p) { return ceil_div(p.Nkv, p.Bc); }
 
-// The deterministic mode's wave width S: enough CTAs (S per batch and KV head) for two per SM,
-// at most one per key tile. Bounds its memory at (S + 1) x dQ in fp32 whatever Nkv is (a slice
-// per key tile needed 1 KB per dQ element at 16k keys).
-inline std::int64_t bwd_dq_slices(const problem& p, int sm_count) {
-  const std::int64_t want = ceil_div(2 * static_cast<std::int64_t>(sm_count), p.B * p.Hkv);
+// The deterministic mode's wave width S: enough CTAs (S per batch, KV head and head split) for
+// two per SM, at most one per key tile. Bounds its memory at (S + 1) x dQ in fp32 whatever Nkv
+// is (a slice per key tile needed 1 KB per dQ element at 16k keys); counting the head splits'
+// CTAs divides it by the splits (FA2 sizes its deterministic dQ splits by query-head CTAs the
+// same way): B 1, H 16, Hkv 1, N 32k, d 128 took 264 slices (71 GB), with 4 splits 66 (18 GB).
+inline std::int64_t bwd_dq_slices(const problem& p, int sm_count, int head_splits) {
+  const std::int64_t want = ceil_div(2 * static_cast<std::int64_t>(sm_count), p.B * p.Hkv * head_splits);
   return want < 1 ? 1 : (want < bwd_kv_tiles(p) ? want : bwd_kv_tiles(p));
 }
 

@@ -119,18 +119,19 @@ class flash2_backward_runner final : public device_backward_runner {
 std::unique_ptr<runner> make_flash2_backward_runner(const problem& p, bool writes_lse, flash2_row row,
                                                     bool deterministic, int forced_slices, int forced_head_splits) {
   const int sms = current_device_limits().sm_count;
-  const int slices = forced_slices > 0 ? forced_slices : static_cast<int>(bwd_dq_slices(p, sms));
   const int splits = forced_head_splits > 0 ? forced_head_splits : bwd_head_splits(p, sms);
+  const int slices = forced_slices > 0 ? forced_slices : static_cast<int>(bwd_dq_slices(p, sms, splits));
   return std::make_unique<flash2_backward_runner>(p, writes_lse, row, deterministic, slices, splits);
 }
 
 std::int64_t flash2_backward_memory_bytes(const problem& p, flash2_row row, bool deterministic) {
-  const std::int64_t slices = deterministic ? bwd_dq_slices(p, current_device_limits().sm_count) : 0;
+  const int sms = current_device_limits().sm_count, splits = bwd_head_splits(p, sms);
+  const std::int64_t slices = deterministic ? bwd_dq_slices(p, sms, splits) : 0;
   const std::int64_t dq_work = dq_acc_elems(p, slices) + dq_slices_elems(p, slices);
-  // the sparse row's transposed lists: heads x kv_tiles counts, heads x kv_tiles x q_tiles indices
+  // the sparse row's transposed lists
   const std::int64_t lists =
-      row == flash2_row::sparse ? 4 * (p.mask.per_head() ? p.H : 1) * bwd_kv_tiles(p) * (1 + bwd_q_tiles(p)) : 0;
-  const std::int64_t dkv_work = dkv_part_elems(p, bwd_head_splits(p, current_device_limits().sm_count));
+      row == flash2_row::sparse ? tile_list_bytes(p.mask.per_head() ? p.H : 1, bwd_kv_tiles(p), bwd_q_tiles(p)) : 0;
+  const std::int64_t dkv_work = dkv_part_elems(p, splits);
   return device_backward_runner::backward_memory_bytes(p) + 4 * (p.rows() + dq_work + dkv_work) +
          mask_device_bytes(plan_for(row, p, 1)) + lists;
 }

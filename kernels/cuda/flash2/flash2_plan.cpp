@@ -68,8 +68,8 @@ std::int64_t mask_device_bytes(const flash2_plan& plan) {
   std::int64_t n = sizeof(sparse_terms);
   if (m.has_layout()) n += m.sparse->layout_heads * m.sparse->layout_rows * m.sparse->layout_cols;
   if (plan_uses_tile_list(plan)) {
-    const std::int64_t heads = m.per_head() ? plan.geometry.H : 1, q_tiles = num_q_tiles(plan.geometry);
-    n += 4 * heads * q_tiles * (1 + num_kv_tiles(plan.geometry));
+    const problem& g = plan.geometry;
+    n += tile_list_bytes(m.per_head() ? g.H : 1, num_q_tiles(g), num_kv_tiles(g));
   }
   return n;
 }

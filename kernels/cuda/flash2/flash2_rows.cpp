@@ -112,7 +112,7 @@ void with_backward(variant& row, flash2_row kind, bool deterministic) {
       const int sms = cuda::current_device_limits().sm_count, splits = cuda::bwd_head_splits(q, sms);
       if (kind == flash2_row::sparse) return model_sparse_backward_cuda(q, splits);
       if (!deterministic) return model_flash2_backward_cuda(q, splits);
-      return model_flash2_backward_deterministic_cuda(q, cuda::bwd_dq_slices(q, sms), splits);
+      return model_flash2_backward_deterministic_cuda(q, cuda::bwd_dq_slices(q, sms, splits), splits);
     });
   };
   row.memory_bytes = [fwd = row.memory_bytes, kind, deterministic](const problem& p) {
