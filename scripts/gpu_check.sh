@@ -28,7 +28,7 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (90), GPU_CHECK_BWD_ARGS, GPU_CHECK_CROSSOVER_S (60),
+# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (105), GPU_CHECK_BWD_ARGS, GPU_CHECK_CROSSOVER_S (60),
 # GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
@@ -263,7 +263,8 @@ step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$root/scripts/resume_sweep.sh"
 # Groups of one sweep file: the flash2 backward at its 8-warp tile (64 x 128, the issue's hd 128
 # target) and the deterministic row at both tiles; flash2 at 64 x 64 beside the libraries (bwd
 # and fwd_bwd); causal GQA at Hkv 2 (the head splits); a sliding window on flash2 (covering walk)
-# and sparse (the transposed lists).
+# and sparse (the transposed lists); causal at Nq = Nkv (cuDNN's band top-left aligned) beside
+# Nq = Nkv - 64 (bottom-right: at 20cfac8 cuDNN's causal backward skipped no tile with it).
 # The cuDNN rows only where the build has them (an unknown variant name is an error).
 lib_rows='"flash2", "cublas_unfused"'
 gqa_rows='"flash2"'
@@ -279,13 +280,15 @@ cat >"$out/bwd_sweep.json" <<JSON
    {"name": "bwd_gqa", "variant": [$gqa_rows], "pass": "bwd", "block": "64x64", "dtype": "bf16", "head-dim": 128,
     "batch": 1, "heads": 16, "kv-heads": 2, "seq": 8192, "mask": "causal"},
    {"name": "bwd_window", "variant": ["flash2", "sparse"], "pass": "bwd", "block": "64x64", "dtype": "bf16",
-    "head-dim": 128, "batch": 1, "heads": 16, "seq": 16384, "mask": "local:1024,0"}
+    "head-dim": 128, "batch": 1, "heads": 16, "seq": 16384, "mask": "local:1024,0"},
+   {"name": "bwd_alignment", "variant": [$gqa_rows], "pass": "bwd", "block": "64x64", "dtype": "bf16",
+    "head-dim": 128, "batch": 1, "heads": 16, "nq": [8192, 8128], "nkv": 8192, "mask": "causal"}
  ]}
 JSON
 bwd_default=(--sweep-file "$out/bwd_sweep.json" --reps 5)
 (( dry )) && bwd_default=(--variant flash2,naive --pass bwd,fwd_bwd --dtype fp32 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1)
 if [[ -n "${GPU_CHECK_BWD_ARGS:-}" ]]; then bwd_args=(${GPU_CHECK_BWD_ARGS}); else bwd_args=("${bwd_default[@]}"); fi
-step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-90}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-105}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
 # ---- the crossover: causal attention against the scans at one model width over L -----------------
 # (docs/alternatives.md): the alternatives group at GPU lengths; 1k-64k fits the step's minute

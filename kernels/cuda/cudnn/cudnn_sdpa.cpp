@@ -4,8 +4,9 @@
 // Idea: what a user gets from the vendor library instead of writing a kernel.
 // One graph per problem (Q, K, V in p.type, fp32 softmax and accumulation,
 // scale 1/sqrt(d), Stats = the natural-log log-sum-exp of the scaled scores,
-// which is attnbench's lse as is); masks as the diagonal band with bottom-right
-// alignment (cudnn_band.hpp); GQA through K/V tensors of Hkv heads (cuDNN maps
+// which is attnbench's lse as is); masks as the diagonal band, bottom-right
+// aligned where Nq != Nkv, top-left where Nq = Nkv (the same pairs as cuDNN's
+// plain causal: cudnn_band.hpp); GQA through K/V tensors of Hkv heads (cuDNN maps
 // query head h to KV head h / (H / Hkv), as attnbench does). The graph is
 // validated, lowered, planned (heuristics mode A) and built once per problem
 // and process, the first time supports(), memory_bytes() or the runner asks,
@@ -139,7 +140,8 @@ std::shared_ptr<fe::graph::Graph> describe_graph(const problem& p, int sm_versio
                   .set_name("attnbench_sdpa")
                   .set_generate_stats(true)
                   .set_attn_scale(1.f / std::sqrt(static_cast<float>(p.d)));
-  if (band.left || band.right) opts.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
+  opts.set_diagonal_alignment(band.bottom_right ? fe::DiagonalAlignment_t::BOTTOM_RIGHT
+                                                : fe::DiagonalAlignment_t::TOP_LEFT);
   // The bounds fit in int: cudnn_band_for sets them only below Nkv <= 2^24.
   if (band.right) opts.set_diagonal_band_right_bound(static_cast<int>(*band.right));
   if (band.left) opts.set_diagonal_band_left_bound(static_cast<int>(*band.left));
@@ -173,7 +175,8 @@ std::shared_ptr<fe::graph::Graph> describe_backward_graph(const problem& p, bool
                   .set_name("attnbench_sdpa_backward")
                   .set_attn_scale(1.f / std::sqrt(static_cast<float>(p.d)))
                   .set_deterministic_algorithm(deterministic);
-  if (band.left || band.right) opts.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
+  opts.set_diagonal_alignment(band.bottom_right ? fe::DiagonalAlignment_t::BOTTOM_RIGHT
+                                                : fe::DiagonalAlignment_t::TOP_LEFT);
   if (band.right) opts.set_diagonal_band_right_bound(static_cast<int>(*band.right));
   if (band.left) opts.set_diagonal_band_left_bound(static_cast<int>(*band.left));
   auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, opts);
