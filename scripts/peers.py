@@ -24,7 +24,9 @@ attnbench sweep (read from its JSON or .log.jsonl) with the same method:
     mamba_chunk_scan_combined, flash-linear-attention's chunk_rwkv6, beside selective_scan, ssd
     and wkv6 on the (shape, N, G) the sweep ran them on; CUDA only (skipped on the CPU saying so).
 The backward (docs/backward.md): for the sweep's bwd and fwd_bwd entries, torch_sdpa
-(default dispatch) and torch_flex (on CUDA: FlexAttention has no CPU backward) time
+(default dispatch), each SDPA backend forced (torch_sdpa_flash, _efficient, _cudnn, _math: the
+backend's forward and the backward autograd pairs with it; one the device lacks is skipped with
+torch's reason) and torch_flex (on CUDA: FlexAttention has no CPU backward) time
 torch.autograd.grad of the output for dO: bwd from one forward run
 outside the timed calls (retain_graph), fwd_bwd the forward and the backward in one call;
 autograd.grad returns fresh gradients, so nothing accumulates across runs. FLOPs 2.5 x (bwd)
@@ -453,6 +455,7 @@ def sdpa_call(p: Problem, q, k, v, misalign: bool) -> Callable[[], Any]:
 
 SDPA_BACKEND = {"torch_sdpa_flash": "FLASH_ATTENTION", "torch_sdpa_efficient": "EFFICIENT_ATTENTION",
                 "torch_sdpa_cudnn": "CUDNN_ATTENTION", "torch_sdpa_math": "MATH"}
+BACKWARD_PEERS = ("torch_sdpa", *SDPA_BACKEND, "torch_flex")  # peers timed at bwd and fwd_bwd
 
 
 class Peers:
@@ -786,10 +789,11 @@ def run_one(peers: Peers, backend: str, variant: str, p: Problem, inputs, ref_ca
     if isinstance(inputs, Unsupported):
         return not_run(e, "skipped", str(inputs))
     if p.pass_ != "fwd":
-        if variant not in ("torch_sdpa", "torch_flex"):
-            return not_run(e, "skipped", f"peers.py times the backward of torch_sdpa (default dispatch) and "
-                                         f"torch_flex only, not {variant}")
-        return _run_backward(peers, variant, p, inputs, args, timer, evictor, e)
+        if variant not in BACKWARD_PEERS:
+            return not_run(e, "skipped", f"{variant} has no backward here: peers.py times the backward of "
+                                         f"{', '.join(BACKWARD_PEERS)}")
+        with peers.backend_scope(variant):  # the forward picks the backward's kernel; fwd_bwd times both
+            return _run_backward(peers, variant, p, inputs, args, timer, evictor, e)
     if variant in APPROX_PEERS:
         return _run_approx(peers, variant, p, inputs, args, evictor, e)
     with peers.backend_scope(variant):
@@ -955,9 +959,9 @@ def compare_grads(p: Problem, got, want) -> dict:
 
 def _run_backward(peers: Peers, variant: str, p: Problem, inputs, args: argparse.Namespace,
                   timer: Optional[CudaTimer], evictor: Optional[CpuEvictor], e: dict) -> dict:
-    """torch_sdpa's or FlexAttention's backward: bwd times autograd.grad from one untimed forward,
-    fwd_bwd both. FlexAttention's forward and backward are compiled by the first, untimed call
-    (compile_ms: both compiles and one run)."""
+    """SDPA's (default dispatch or the backend in scope) or FlexAttention's backward: bwd times
+    autograd.grad from one untimed forward, fwd_bwd both. FlexAttention's forward and backward
+    are compiled by the first, untimed call (compile_ms: both compiles and one run)."""
     import torch
     q, k, v = (x.detach().requires_grad_() for x in inputs)
     g = torch.Generator().manual_seed(SEED_INPUTS + 3)  # dO: tensor 3, as make_grad_output

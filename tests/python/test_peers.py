@@ -340,14 +340,11 @@ def test_backward_peers_pass_the_fp64_gradient_check_with_the_harness_flops(bwd_
         if e["pass"] == "fwd":
             continue
         assert e["name"].endswith(f"/pass:{e['pass']}/on:cpu")
-        if e["variant"] == "torch_sdpa_math":  # only the default dispatch runs the backward
-            assert e["status"] == "skipped" and "backward of torch_sdpa" in e["error_message"]
-            continue
-        assert e["status"] == "ok", e
+        assert e["status"] == "ok", e  # the math backend forced, as the default dispatch
         assert e["err_ok"] is True and 0 <= e["grad_err"] <= e["grad_tolerance"] == 1e-4
         assert e["grad_err"] == max(e["dq_err"], e["dk_err"], e["dv_err"]) and e["grad_nonfinite"] == 0
-        seen.add((e["mask"], e["pass"], e["Hkv"]))
-    assert len(seen) == 3 * 2 * 2
+        seen.add((e["variant"], e["mask"], e["pass"], e["Hkv"]))
+    assert len(seen) == 2 * 3 * 2 * 2
 
 
 def test_backward_peers_with_misaligned_masks_fail_the_gradient_check(bwd_sweep, tmp_path):
@@ -376,8 +373,9 @@ def test_merge_accepts_backward_peers(bwd_sweep, tmp_path):
 @pytest.mark.parametrize("pass_", ["bwd", "fwd_bwd"])
 def test_flex_backward_on_the_cpu_is_skipped_saying_why_and_other_peers_name_who_runs_it(pass_):
     """torch raises NotImplementedError for FlexAttention with requires_grad inputs on the CPU: the
-    entry is skipped with that reason, before any compile; a peer without a backward names the two
-    that have one."""
+    entry is skipped with that reason, before any compile; a peer without a backward names those
+    that have one; a forced SDPA backend runs its backward (math) or is skipped with torch's reason
+    (efficient: no CPU kernel)."""
     p = peers.Problem(group="train", dtype="fp32", B=1, H=2, Hkv=2, Nq=64, Nkv=64, d=16, mask="causal",
                       flops=1.0, bytes_min=1.0, tolerance=1e-4, grad_tolerance=1e-4, pass_=pass_)
     inputs = peers.make_inputs(p, "cpu")
@@ -386,7 +384,11 @@ def test_flex_backward_on_the_cpu_is_skipped_saying_why_and_other_peers_name_who
     e = peers.run_one(pe, "torch", "torch_flex", p, inputs, {}, args, "torch", None)
     assert e["status"] == "skipped" and "no backward on the CPU" in e["error_message"]
     assert pe.flex_compiled == 0
-    e = peers.run_one(pe, "torch", "torch_sdpa_math", p, inputs, {}, args, "torch", None)
-    assert e["status"] == "skipped" and "torch_sdpa (default dispatch) and torch_flex" in e["error_message"]
-    e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, {}, args, "torch", None)  # control: it runs
-    assert e["status"] == "ok" and e["err_ok"] is True
+    e = peers.run_one(pe, "flash_attn", "flash_attn", p, inputs, {}, args, "flash_attn", None)
+    assert e["status"] == "skipped" and "torch_sdpa, torch_sdpa_flash" in e["error_message"]
+    for v in ("torch_sdpa", "torch_sdpa_math"):  # control: they run
+        e = peers.run_one(pe, "torch", v, p, inputs, {}, args, "torch", None)
+        assert e["status"] == "ok" and e["err_ok"] is True, e
+    # A backend the CPU lacks: skipped with torch's reason.
+    e = peers.run_one(pe, "torch", "torch_sdpa_efficient", p, inputs, {}, args, "torch", None)
+    assert e["status"] == "skipped" and "torch on cpu" in e["error_message"], e
