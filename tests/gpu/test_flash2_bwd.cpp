@@ -432,6 +432,18 @@ TEST(CudaFlash2BwdHost, SparseRowVisitsTheTransposedLists) {
 
 // The head splits: the smallest divisor of the group giving 4 CTAs per slot (2 per SM at 64 x 64,
 // 1 at 64 x 128), at most the group.
+// At d 128 and 64 x 64 the interval masks run an instantiation without the sparse row's lists
+// and sparse terms (a visit's queries at once); every other tile has one kernel for all.
+TEST(CudaFlash2BwdHost, DenseInstanceServesIntervalMasksOnly) {
+  for (const dtype t : {dtype::bf16, dtype::fp16}) {
+    EXPECT_NE(cuda::find_flash2_bwd_kernel(128, 64, t, false), nullptr);
+    EXPECT_NE(cuda::find_flash2_bwd_kernel(128, 64, t, false), cuda::find_flash2_bwd_kernel(128, 64, t, true));
+    for (const auto& [d, bc] : {std::pair{64, 64}, {64, 128}, {128, 128}})
+      EXPECT_EQ(cuda::find_flash2_bwd_kernel(d, bc, t, false), cuda::find_flash2_bwd_kernel(d, bc, t, true));
+  }
+  EXPECT_EQ(cuda::find_flash2_bwd_kernel(256, 64, dtype::bf16, false), nullptr);
+}
+
 TEST(CudaFlash2BwdHost, HeadSplitsFillTheDevice) {
   problem p = make_problem(1, 16, 2, 8192, 8192, 128, dtype::bf16, "causal", 64, 64);
   EXPECT_EQ(cuda::bwd_head_splits(p, 132), 8);  // 256 CTAs; 4 splits give 1024 < 1056

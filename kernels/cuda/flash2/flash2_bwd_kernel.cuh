@@ -44,9 +44,10 @@
 // 32 (K::QH; S^T, dP^T to dS^T and the half's share of dV, dK and dS, then the next half): 32
 // accumulators of S^T and dP^T live instead of 64, for K and V fragments loaded twice per
 // visit; same products in the same order. At 64 x 64 the halves made room for the sparse
-// row's list walk (12-40 bytes of spills without them) and the sparse terms; the 64 x 64
-// kernel measured at 20cfac8 had none. With all 64 queries at once ptxas (CUDA 13.0, sm_90)
-// spilled 32 bytes beside 255 registers at 64 x 128, 16 with 32-column dQ chunks, 36-44 with the dQ loops
+// row's list walk (12-40 bytes of spills without them) and the sparse terms; the kernel for
+// interval masks has neither and takes the 64 queries at once (K::sparse false: 0 spills, 16
+// bytes with halves), as the 64 x 64 kernel measured at 20cfac8 did. With all 64 queries at once ptxas (CUDA 13.0,
+// sm_90) spilled 32 bytes beside 255 registers at 64 x 128, 16 with 32-column dQ chunks, 36-44 with the dQ loops
 // rolled, with the keys' visible rows in shared memory, or with P^T packed before dP^T (which
 // also spilled the 64 x 64 tile); 32 with the shared-memory base made opaque per visit, 40
 // with 32-bit head and query-tile counters. Not yet measured on a GPU.
@@ -63,9 +64,12 @@
 
 namespace attnbench::cuda {
 
-template <int D_, int BN_, class T_>
+// Sparse_: the sparse row's list walk and the sparse terms compiled in (false: only the
+// causal-bound walk and the interval masks, flash2_bwd_instances.cpp).
+template <int D_, int BN_, class T_, bool Sparse_ = true>
 struct flash2_bwd_traits {
   using T = T_;
+  static constexpr bool sparse = Sparse_;
   static constexpr int D = D_, BM = static_cast<int>(kBwdBr), BN = BN_;
   static constexpr int warps = BN / 16, threads = 32 * warps;  // a warp owns 16 keys
   static constexpr int QT = BM / 8;                            // n8 tiles of S^T per warp (query columns)
@@ -76,8 +80,9 @@ struct flash2_bwd_traits {
   static constexpr int WQM = BM / 16, WQD = warps / WQM, DQ_COLS = D / WQD;
   static constexpr int DQ_DT = DQ_COLS / 8 < 8 ? DQ_COLS / 8 : 8;
   // Parts of a visit's queries done one after the other (S^T, dP^T of BM / QH queries live
-  // at a time): 2 at d = 128, where the whole BM spilled (header).
-  static constexpr int QH = D == 128 ? 2 : 1;
+  // at a time): 2 at d = 128 where the whole BM spilled (header): at 64 x 128, and at 64 x 64
+  // with the sparse machinery; the dense 64 x 64 kernel spilled 16 bytes with halves, none without.
+  static constexpr int QH = D == 128 && (BN == 128 || sparse) ? 2 : 1;
   static_assert(QT % (2 * QH) == 0, "a part is whole k16 query steps");
   static constexpr int KS = D / 16;   // k16 steps over d
   static constexpr int CH = D / 8;    // 16-byte chunks of a row of Q, K, V, dO
@@ -88,7 +93,7 @@ struct flash2_bwd_traits {
   static_assert(smem_bytes == 2 * (2 * BM * LD + 2 * BN * LD + BM * LDS) + 4 * 2 * BM, "the host's formula");
   static_assert(is_bwd_tile(BM, BN) && warps % WQM == 0 && DQ_COLS % (8 * DQ_DT) == 0, "dQ must split over warps");
   static_assert(BM * CH % threads == 0 && BN * CH % threads == 0, "copies must split evenly");
-  static constexpr bool sparse_terms = flash2_bwd_sparse_terms(D, BN);
+  static constexpr bool sparse_terms = sparse && flash2_bwd_sparse_terms(D, BN);
   static_assert(2 * QT * 2 == 32, "sparse bits: a thread's 2 keys x 2 QT queries in one word");
 };
 
@@ -189,7 +194,7 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
     const std::int64_t head_row0 = (b * p.H + h) * p.Nq;
     const T* const gQ = static_cast<const T*>(prm.q) + head_row0 * D;
     const T* const gdO = static_cast<const T*>(prm.d_o) + head_row0 * D;
-    const bool listed = prm.q_tiles.num != nullptr;
+    const bool listed = K::sparse && prm.q_tiles.num != nullptr;
     const std::int64_t n_visits = listed ? prm.q_tiles.count(h, kt) : n_qt;
     for (std::int64_t n = 0; n < n_visits; ++n) {
       const std::int64_t qt = listed ? prm.q_tiles.at(h, kt, n) : n;

@@ -114,8 +114,10 @@ ATTN_HD inline bool bwd_visits(const problem& p, std::int64_t qt, std::int64_t k
 
 // ---- host interface (kernels/cuda/flash2/flash2_bwd_*.cu) --------------------
 using flash2_bwd_launch_fn = void (*)(const flash2_bwd_params&, void* stream);
-// The main kernel's instantiation for (d, key tile bc, dtype), or nullptr.
-flash2_bwd_launch_fn find_flash2_bwd_kernel(int d, int bc, dtype t);
+// The main kernel's instantiation for (d, key tile bc, dtype), or nullptr. sparse: the visits
+// come from the sparse row's lists or the mask has sparse terms; without them d = 128 at
+// 64 x 64 runs an instantiation with neither compiled in (flash2_bwd_traits::sparse).
+flash2_bwd_launch_fn find_flash2_bwd_kernel(int d, int bc, dtype t, bool sparse);
 void launch_flash2_bwd_preprocess(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_convert_dq(const flash2_bwd_params& prm, void* stream);
 void launch_flash2_bwd_sum_dq(const flash2_bwd_params& prm, void* stream);

@@ -45,7 +45,8 @@ class flash2_backward_runner final : public device_backward_runner {
     if (head_splits < 1 || p.group() % head_splits != 0)
       throw backend_error(
           fmt::format("flash2 backward: {} head splits do not divide the group of {}", head_splits, p.group()));
-    main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type);
+    main_ = find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type,
+                                   row == flash2_row::sparse || p.mask.has_sparse());
     if (!main_)
       throw backend_error(
           fmt::format("flash2 backward: no kernel instantiation for {}", benchmark_name("flash2", "cuda", p)));

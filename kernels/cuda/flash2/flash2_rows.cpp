@@ -83,7 +83,8 @@ constexpr unsigned sparse_masks = mask_all | mask_sparse_terms;
 // the sparse terms element-wise within the visited tiles (not at d = 128 with 64 x 128).
 support backward_check(const problem& p) {
   if (p.pass == pass_kind::fwd) return support::yes();
-  if (p.Br != cuda::kBwdBr || !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type))
+  if (p.Br != cuda::kBwdBr ||
+      !cuda::find_flash2_bwd_kernel(static_cast<int>(p.d), static_cast<int>(p.Bc), p.type, true))
     return support::no(fmt::format("the flash2 backward runs the tiles {}x{} and {}x{}, not Br x Bc = {}x{}",
                                    cuda::kBwdBr, cuda::kBwdBcs[0], cuda::kBwdBr, cuda::kBwdBcs[1], p.Br, p.Bc));
   if (p.mask.has_sparse() && !cuda::flash2_bwd_sparse_terms(p.d, p.Bc))
