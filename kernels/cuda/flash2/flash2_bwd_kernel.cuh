@@ -46,11 +46,12 @@
 // visit; same products in the same order. At 64 x 64 the halves made room for the sparse
 // row's list walk (12-40 bytes of spills without them) and the sparse terms; the kernel for
 // interval masks has neither and takes the 64 queries at once (K::sparse false: 0 spills, 16
-// bytes with halves), as the 64 x 64 kernel measured at 20cfac8 did. With all 64 queries at once ptxas (CUDA 13.0,
-// sm_90) spilled 32 bytes beside 255 registers at 64 x 128, 16 with 32-column dQ chunks, 36-44 with the dQ loops
-// rolled, with the keys' visible rows in shared memory, or with P^T packed before dP^T (which
-// also spilled the 64 x 64 tile); 32 with the shared-memory base made opaque per visit, 40
-// with 32-bit head and query-tile counters. Not yet measured on a GPU.
+// bytes with halves), as the 64 x 64 kernel measured at 20cfac8 did. With all 64 queries at
+// once ptxas (CUDA 13.0, sm_90) spilled 32 bytes beside 255 registers at 64 x 128, 16 with
+// 32-column dQ chunks, 36-44 with the dQ loops rolled, with the keys' visible rows in shared
+// memory, or with P^T packed before dP^T (which also spilled the 64 x 64 tile); 32 with the
+// shared-memory base made opaque per visit, 40 with 32-bit head and query-tile counters. Not
+// yet measured on a GPU.
 #pragma once
 
 #include <cuda_runtime.h>
