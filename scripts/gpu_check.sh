@@ -13,6 +13,7 @@
 #   gpu_tests the GPU test binary as one process, restarted past a hung or crashed test
 #   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (docs/cpu.md, "bf16 and fp8")
 #   bwd       bwd and fwd_bwd of flash2, cublas_unfused and the cuDNN rows (docs/backward.md)
+#   bwd_peers PyTorch's FlashAttention-2, cuDNN and efficient backward on the bwd step's problems
 #   crossover causal flash2/flash3/cuDNN against the scans over L = 1k-64k (docs/alternatives.md)
 #   sweep     the quick sweep, resumed after a sticky error, hang or crash (resume_sweep.sh)
 #   peers     library peers on the sweep's problems (PyTorch), if time is left
@@ -28,8 +29,8 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (105), GPU_CHECK_BWD_ARGS, GPU_CHECK_CROSSOVER_S (60),
-# GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
+# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (105), GPU_CHECK_BWD_PEERS_S (45), GPU_CHECK_BWD_ARGS,
+# GPU_CHECK_CROSSOVER_S (60), GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
 # a usable GPU every sweep step runs on the cpu backend, to test this script), GPU_CHECK_BUNDLE
@@ -290,6 +291,20 @@ bwd_default=(--sweep-file "$out/bwd_sweep.json" --reps 5)
 if [[ -n "${GPU_CHECK_BWD_ARGS:-}" ]]; then bwd_args=(${GPU_CHECK_BWD_ARGS}); else bwd_args=("${bwd_default[@]}"); fi
 step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-105}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
+# ---- the backward's library peers: PyTorch's FlashAttention-2 backward (torch_sdpa_flash) --------
+# beside its cuDNN and memory-efficient ones, on bwd.json's problems in its order (the hd 128
+# target first), folded into bwd.json for the summary's backward table; the fp64 gradient
+# reference on the GPU. Problems left when its budget is spent are skipped saying so.
+bwd_peers_limit=${GPU_CHECK_BWD_PEERS_S:-45}
+if [[ ! -f "$out/bwd.json" ]]; then
+  skip_step bwd_peers "no bwd.json from the bwd step"
+elif (( bwd_peers_limit < 20 )); then
+  skip_step bwd_peers "GPU_CHECK_BWD_PEERS_S ${bwd_peers_limit} (under 20 s)"
+elif step bwd_peers "$out/bwd_peers.log" "$bwd_peers_limit" python3 "$root/scripts/peers.py" \
+    --problems "$out/bwd.json" --device "$be" --variants torch_sdpa_flash,torch_sdpa_cudnn,torch_sdpa_efficient \
+    --out "$out/bwd.peers.json" --budget-s $(( bwd_peers_limit - 10 )); then
+  timeout 60 "$bin" merge "$out/bwd.json" "$out/bwd.peers.json" --out "$out/bwd.json" >> "$out/bwd_peers.log" 2>&1
+fi
 # ---- the crossover: causal attention against the scans at one model width over L -----------------
 # (docs/alternatives.md): the alternatives group at GPU lengths; 1k-64k fits the step's minute
 # (causal flash2 at 64k, H 16, d 64: 1.1e13 FLOP, ~40 ms at 300 TFLOP/s), the full preset goes on.

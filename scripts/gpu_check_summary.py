@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                                              b.get("variant", ""), b.get("Bc", 0))):
             err = b.get("grad_err")
             res = "ok" if b.get("err_ok") is not False and err is not None else "WRONG"
-            tile = f"{b.get('Br', '?')}x{b.get('Bc', '?')}"
+            tile = "lib" if b.get("peer") else f"{b.get('Br', '?')}x{b.get('Bc', '?')}"  # a peer's tiles are its own
             lines.append(f"{b.get('variant', '?') + ' ' + b.get('pass', '?') + ' ' + b.get('dtype', '?'):34s} "
                          f"{b.get('Nq', 0):6d} {b.get('d', 0):4d} {tile:>6s} {b.get('mask', '?'):>12s} "
                          f"{b.get('tflops') or 0:9.3g} {err if err is not None else float('nan'):9.2e} "

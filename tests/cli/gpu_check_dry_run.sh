@@ -44,6 +44,10 @@ expect "^step fp8 +ok"
 expect "^step bwd +ok"
 expect "^flash2 bwd fp32 +256 +64 +64x64 +causal .* ok$"
 expect "^naive fwd_bwd fp32 +256 +64 +64x64 +none .* ok$"
+# The backward's peers on the bwd step's problems: on the cpu torch's flash backend runs (the
+# efficient and cuDNN ones are skipped: no CPU kernel), merged into bwd.json.
+expect "^step bwd_peers +ok"
+expect "^torch_sdpa_flash bwd fp32 +256 +64 +lib +causal .* ok$"
 expect "^step crossover +ok"
 expect "^crossover \(ms\) +64 +512 +scan faster from L$"
 expect "^selective_scan +[0-9.e+-]+ +[0-9.e+-]+  (64|512|not in the measured range)$"
