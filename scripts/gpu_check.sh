@@ -265,7 +265,9 @@ step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$root/scripts/resume_sweep.sh"
 # target) and the deterministic row at both tiles; flash2 at 64 x 64 beside the libraries (bwd
 # and fwd_bwd); causal GQA at Hkv 2 (the head splits); a sliding window on flash2 (covering walk)
 # and sparse (the transposed lists); causal at Nq = Nkv (cuDNN's band top-left aligned) beside
-# Nq = Nkv - 64 (bottom-right: at 20cfac8 cuDNN's causal backward skipped no tile with it).
+# Nq = Nkv - 64 (bottom-right: at 20cfac8 cuDNN's causal backward skipped no tile with it); the
+# sparse row on local:8191,0 (causal's pairs and tiles, through its lists) runs the general
+# d 128 64 x 64 kernel (queries in halves, sparse code) beside flash2 causal's dense one.
 # The cuDNN rows only where the build has them (an unknown variant name is an error).
 lib_rows='"flash2", "cublas_unfused"'
 gqa_rows='"flash2"'
@@ -283,7 +285,9 @@ cat >"$out/bwd_sweep.json" <<JSON
    {"name": "bwd_window", "variant": ["flash2", "sparse"], "pass": "bwd", "block": "64x64", "dtype": "bf16",
     "head-dim": 128, "batch": 1, "heads": 16, "seq": 16384, "mask": "local:1024,0"},
    {"name": "bwd_alignment", "variant": [$gqa_rows], "pass": "bwd", "block": "64x64", "dtype": "bf16",
-    "head-dim": 128, "batch": 1, "heads": 16, "nq": [8192, 8128], "nkv": 8192, "mask": "causal"}
+    "head-dim": 128, "batch": 1, "heads": 16, "nq": [8192, 8128], "nkv": 8192, "mask": "causal"},
+   {"name": "bwd_instances", "variant": "sparse", "pass": "bwd", "block": "64x64", "dtype": "bf16",
+    "head-dim": 128, "batch": 1, "heads": 16, "seq": 8192, "mask": "local:8191,0"}
  ]}
 JSON
 bwd_default=(--sweep-file "$out/bwd_sweep.json" --reps 5)
