@@ -29,7 +29,7 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (105), GPU_CHECK_BWD_PEERS_S (45), GPU_CHECK_BWD_ARGS,
+# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (115), GPU_CHECK_BWD_PEERS_S (45), GPU_CHECK_BWD_ARGS,
 # GPU_CHECK_CROSSOVER_S (60), GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
@@ -293,7 +293,7 @@ JSON
 bwd_default=(--sweep-file "$out/bwd_sweep.json" --reps 5)
 (( dry )) && bwd_default=(--variant flash2,naive --pass bwd,fwd_bwd --dtype fp32 --head-dim 64 --heads 2 --seq 256 --mask none,causal --reps 1)
 if [[ -n "${GPU_CHECK_BWD_ARGS:-}" ]]; then bwd_args=(${GPU_CHECK_BWD_ARGS}); else bwd_args=("${bwd_default[@]}"); fi
-step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-105}" "$root/scripts/resume_sweep.sh" --backend "$be" \
+step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-115}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
 # ---- the backward's library peers: PyTorch's FlashAttention-2 backward (torch_sdpa_flash) --------
 # beside its cuDNN and memory-efficient ones, on bwd.json's problems in its order (the hd 128
