@@ -299,14 +299,19 @@ step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-115}" "$root/scripts/resume_sweep.sh
 # beside its cuDNN and memory-efficient ones, on bwd.json's problems in its order (the hd 128
 # target first), folded into bwd.json for the summary's backward table; the fp64 gradient
 # reference on the GPU. Problems left when its budget is spent are skipped saying so.
-bwd_peers_limit=${GPU_CHECK_BWD_PEERS_S:-45}
+# Its budget is what the step's limit leaves after the deadline's cut (peers.py writes its JSON
+# at the end: a killed run leaves nothing to merge).
+bwd_peers_left=$(( deadline - $(date +%s) ))
+bwd_peers_limit=$(( bwd_peers_left < ${GPU_CHECK_BWD_PEERS_S:-45} ? bwd_peers_left : ${GPU_CHECK_BWD_PEERS_S:-45} ))
 if [[ ! -f "$out/bwd.json" ]]; then
   skip_step bwd_peers "no bwd.json from the bwd step"
 elif (( bwd_peers_limit < 20 )); then
-  skip_step bwd_peers "GPU_CHECK_BWD_PEERS_S ${bwd_peers_limit} (under 20 s)"
+  skip_step bwd_peers "${bwd_peers_limit}s for it (GPU_CHECK_BWD_PEERS_S ${GPU_CHECK_BWD_PEERS_S:-45})"
+elif ! timeout 60 python3 -c "import torch" > "$out/bwd_peers.log" 2>&1; then
+  skip_step bwd_peers "python3 cannot import torch; see bwd_peers.log"
 elif step bwd_peers "$out/bwd_peers.log" "$bwd_peers_limit" python3 "$root/scripts/peers.py" \
     --problems "$out/bwd.json" --device "$be" --variants torch_sdpa_flash,torch_sdpa_cudnn,torch_sdpa_efficient \
-    --out "$out/bwd.peers.json" --budget-s $(( bwd_peers_limit - 10 )); then
+    --out "$out/bwd.peers.json" --budget-s $(( bwd_peers_limit - 15 )); then
   timeout 60 "$bin" merge "$out/bwd.json" "$out/bwd.peers.json" --out "$out/bwd.json" >> "$out/bwd_peers.log" 2>&1
 fi
 # ---- the crossover: causal attention against the scans at one model width over L -----------------

@@ -980,21 +980,24 @@ def _run_backward(peers: Peers, variant: str, p: Problem, inputs, ref_cache: dic
             return not_run(e, "skipped", str(u))
     else:
         forward, extra = sdpa_call(p, q, k, v, peers.misalign), {}
-    try:
-        if p.pass_ == "bwd":
-            o = forward()  # untimed; its graph serves every timed backward
-            fn = lambda: torch.autograd.grad(o, (q, k, v), d_o, retain_graph=True)  # noqa: E731
-        else:
-            fn = lambda: torch.autograd.grad(forward(), (q, k, v), d_o)  # noqa: E731
-        t0 = time.perf_counter()
-        grads = fn()
-        sync(peers.device)
-        first_s = time.perf_counter() - t0
-    except (RuntimeError, NotImplementedError) as x:
-        msg = one_line(str(x))
-        if "No viable backend" in msg or "No available kernel" in msg or isinstance(x, NotImplementedError):
-            return not_run(e, "skipped", f"torch on {peers.device}: {msg}")
-        return not_run(e, "failed", f"{type(x).__name__}: {msg}")
+    with warnings.catch_warnings(record=True) as caught:  # a forced backend's reason to refuse
+        warnings.simplefilter("always")
+        try:
+            if p.pass_ == "bwd":
+                o = forward()  # untimed; its graph serves every timed backward
+                fn = lambda: torch.autograd.grad(o, (q, k, v), d_o, retain_graph=True)  # noqa: E731
+            else:
+                fn = lambda: torch.autograd.grad(forward(), (q, k, v), d_o)  # noqa: E731
+            t0 = time.perf_counter()
+            grads = fn()
+            sync(peers.device)
+            first_s = time.perf_counter() - t0
+        except (RuntimeError, NotImplementedError) as x:
+            msg = one_line(str(x))
+            why = "; ".join(dict.fromkeys(one_line(str(w.message), 160) for w in caught))
+            if "No viable backend" in msg or "No available kernel" in msg or isinstance(x, NotImplementedError):
+                return not_run(e, "skipped", f"torch on {peers.device}: {msg}" + (f" ({why})" if why else ""))
+            return not_run(e, "failed", f"{type(x).__name__}: {msg}")
     if extra:
         e.update(compile_ms=(time.perf_counter() - t_compile) * 1e3,
                  compile_note="first forward and backward (compiles + one run), excluded from timing")
@@ -1003,7 +1006,13 @@ def _run_backward(peers: Peers, variant: str, p: Problem, inputs, ref_cache: dic
     key = ("grads",) + p.key[:-1]
     if key not in ref_cache:
         ref_cache.clear()
-        ref_cache[key] = reference_grads(p, q, k, v, d_o)
+        try:
+            ref_cache[key] = reference_grads(p, q, k, v, d_o)
+        except RuntimeError as x:  # e.g. out of memory for an fp64 score matrix: this entry, not the run
+            ref_cache.clear()
+            if peers.device == "cuda":
+                torch.cuda.empty_cache()
+            return not_run(e, "failed", f"the fp64 gradient reference: {type(x).__name__}: {one_line(str(x))}")
     val = compare_grads(p, grads, ref_cache[key])
     del grads
     try:

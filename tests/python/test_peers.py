@@ -392,3 +392,26 @@ def test_flex_backward_on_the_cpu_is_skipped_saying_why_and_other_peers_name_who
     # A backend the CPU lacks: skipped with torch's reason.
     e = peers.run_one(pe, "torch", "torch_sdpa_efficient", p, inputs, {}, args, "torch", None)
     assert e["status"] == "skipped" and "torch on cpu" in e["error_message"], e
+
+
+def test_a_gradient_reference_that_fails_fails_its_entry_only(monkeypatch):
+    """An fp64 reference that cannot be computed (e.g. out of memory on the GPU) fails that entry
+    with the reason; the next problem computes its own."""
+    p = peers.Problem(group="train", dtype="fp32", B=1, H=2, Hkv=2, Nq=64, Nkv=64, d=16, mask="causal",
+                      flops=1.0, bytes_min=1.0, tolerance=1e-4, grad_tolerance=1e-4, pass_="bwd")
+    inputs = peers.make_inputs(p, "cpu")
+    args = argparse.Namespace(reps=1, rep_time=0.001, row_models={})
+    pe = peers.Peers("cpu", False, 1.0)
+    real = peers.reference_grads
+
+    def out_of_memory(*a):
+        raise RuntimeError("CUDA out of memory (planted)")
+
+    monkeypatch.setattr(peers, "reference_grads", out_of_memory)
+    cache: dict = {}
+    e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, cache, args, "torch", None)
+    assert e["status"] == "failed" and "gradient reference" in e["error_message"] and "planted" in e["error_message"]
+    assert not cache
+    monkeypatch.setattr(peers, "reference_grads", real)
+    e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, cache, args, "torch", None)
+    assert e["status"] == "ok" and e["err_ok"] is True, e

@@ -126,8 +126,8 @@ void add_cuda_rows_cudnn(std::vector<variant>& rows) {
   rows.push_back({
       .name = "cudnn_sdpa",
       .backend = backend_kind::cuda,
-      .summary = "cuDNN fused SDPA forward and backward (cudnn-frontend graphs, bottom-right band mask; bytes: "
-                 "minimal IO)",
+      .summary = "cuDNN fused SDPA forward and backward (cudnn-frontend graphs, the band mask bottom-right aligned "
+                 "where Nq != Nkv; bytes: minimal IO)",
       .writes_lse = true,
       .caps = caps,
       .tags = {tag::fused, tag::library},
