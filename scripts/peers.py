@@ -33,7 +33,8 @@ autograd.grad returns fresh gradients, so nothing accumulates across runs. FLOPs
 and 3.5 x (fwd_bwd) the forward's; dQ, dK, dV checked against fp64 autograd of the masked
 softmax (dq_err, dk_err, dv_err, grad_err). The other peers at those passes are skipped.
 Masks follow core/mask.hpp: queries aligned to the end of the keys (i' = i + Nkv - Nq), so
-SDPA gets is_causal only when Nq == Nkv and an explicit boolean mask otherwise.
+SDPA gets is_causal only when Nq == Nkv, causal_lower_right (bottom-right causal, no mask
+tensor) when Nq < Nkv, and an explicit boolean mask otherwise.
 Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
 launch, one event pair per launch; on the CPU wall time (steady clock), each run after an
 LLC eviction (twice the last-level cache written) when the sweep evicted (--cpu-cache); the
@@ -439,7 +440,9 @@ def make_inputs(p: Problem, device: str):
 
 def sdpa_call(p: Problem, q, k, v, misalign: bool) -> Callable[[], Any]:
     """SDPA arguments for the mask: nothing when every key is visible, is_causal when Nq == Nkv
-    (PyTorch's is_causal aligns top-left, equal to bottom-right only then), else a boolean mask."""
+    (PyTorch's is_causal aligns top-left, equal to bottom-right only then), causal_lower_right
+    (torch.nn.attention.bias: bottom-right causal, which the efficient kernel takes without a
+    mask tensor) when Nq < Nkv, else a boolean mask."""
     import torch
     import torch.nn.functional as F
     m = p.m
@@ -449,6 +452,14 @@ def sdpa_call(p: Problem, q, k, v, misalign: bool) -> Callable[[], Any]:
         return lambda: F.scaled_dot_product_attention(q, k, v, **gqa)
     if m.kind == "causal" and not m.global_ and (p.Nq == p.Nkv or misalign):
         return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, **gqa)
+    if m.kind == "causal" and not m.global_ and p.Nq < p.Nkv:
+        try:
+            from torch.nn.attention.bias import causal_lower_right
+        except ImportError:  # torch < 2.3: the boolean mask below
+            pass
+        else:
+            bias = causal_lower_right(p.Nq, p.Nkv)
+            return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=bias, **gqa)
     mask = torch.from_numpy(visible_matrix(p, np.arange(p.Nq), misalign)).to(q.device)
     return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **gqa)
 
