@@ -313,7 +313,7 @@ def render(ds: Dataset, built: Built, out_dir: str, page: Optional[str] = None) 
               "bandwidth) and exp (the entry's exponentials / the exp rate); the largest binds and names the "
               "bound, % of bound = that bound / measured time (= achieved / roof), roof = useful FLOPs / that "
               "bound in TFLOP/s. Measured ceilings are used (theoretical when none were measured). Without an "
-              "exp count (files written before the exp roof) or an exp rate the exp roof is unknown: the bound is "
+              "exp count (library peers; files written before the exp roof) or an exp rate the exp roof is unknown: the bound is "
               "then the larger of compute (intensity above the ridge point) and memory. Intensity uses measured "
               "DRAM bytes when Nsight Compute measured them, modeled bytes otherwise. See docs/charts.md.", ""]
     lines += table if verdicts else ["No configuration ran."]

@@ -61,6 +61,8 @@ def exp_rate(ceilings: Ceilings) -> tuple[Optional[float], str]:
 
 def exp_unknown_note(e: Entry, ceilings: Ceilings) -> str:
     """Why an entry's exp roof is unknown ("" when it is known)."""
+    if e.exps is None and e.peer:
+        return "exp roof unknown: a library's exponentials are not modeled"
     if e.exps is None:
         return "exp roof unknown: the entry records no exps (a file written before the exp roof)"
     if exp_rate(ceilings)[0] is None:

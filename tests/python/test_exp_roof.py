@@ -5,6 +5,7 @@ bounds and say the exp roof is unknown. Controls: a rate high enough that exp ne
 exp marks; an entry without exps is never exp-bound."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -90,6 +91,14 @@ def test_old_files_say_the_exp_roof_is_unknown(load, tmp_path):
     p.write_text(json.dumps(doc))
     chart = bounds.build(load_dataset([str(p)])).charts[0]
     assert all(r["exp"] is None for r in chart.summary["rows"].values())
+
+
+def test_a_peer_without_exps_says_a_library_is_not_modeled(load):
+    ds = load("cpu_small.json")
+    e = ds.ok_entries[0]
+    assert "a file written before the exp roof" in position(e, ds.ceilings).exp_note
+    e = dataclasses.replace(e, peer_device="cpu")  # a library peer: its exponentials are not modeled
+    assert position(e, ds.ceilings).exp_note == "exp roof unknown: a library's exponentials are not modeled"
 
 
 def test_entries_without_exps_are_never_exp_bound(fx, tmp_path):
