@@ -234,12 +234,16 @@ npy_array read_npy(const std::string& path) {
   return a;
 }
 
-void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<float>& data) {
+namespace {
+
+void write_npy_bytes(const std::string& path, const std::vector<std::int64_t>& shape, const char* descr,
+                     std::string_view payload, std::size_t elem) {
   std::int64_t n = 1;
   for (auto dim : shape) n *= dim;
-  if (n != static_cast<std::int64_t>(data.size()))
+  if (static_cast<std::size_t>(n) * elem != payload.size())
     throw std::logic_error("write_npy: shape does not match the data size");
-  std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape_string(shape));
+  std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape_string(shape));
   // Pad with spaces and a newline so the data starts at a multiple of 64 bytes.
   const bool v2 = dict.size() + 1 + 10 > 65535;
   const std::size_t pre = v2 ? 12 : 10;
@@ -255,7 +259,17 @@ void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, 
     head += static_cast<char>((len >> 16) & 0xFF);
     head += static_cast<char>((len >> 24) & 0xFF);
   }
-  write_file_atomically(path, {head, dict, {reinterpret_cast<const char*>(data.data()), data.size() * 4}});
+  write_file_atomically(path, {head, dict, payload});
+}
+
+}  // namespace
+
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<float>& data) {
+  write_npy_bytes(path, shape, "<f4", {reinterpret_cast<const char*>(data.data()), data.size() * 4}, 4);
+}
+
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<std::uint8_t>& data) {
+  write_npy_bytes(path, shape, "|u1", {reinterpret_cast<const char*>(data.data()), data.size()}, 1);
 }
 
 }  // namespace attnbench

@@ -1,7 +1,7 @@
 // Minimal .npy reader/writer for little-endian, C-order arrays (format
 // versions 1.0, 2.0 and 3.0): float32 read and written; float16 read (widened
-// to float32, exactly) and uint8 read (raw bytes: e4m3 codes for `attnbench
-// run --dtype e4m3`). Strict: any other dtype, Fortran order, a malformed
+// to float32, exactly); uint8 read (raw bytes: e4m3 codes for `attnbench
+// run --dtype e4m3`) and written (`attnbench mask`). Strict: any other dtype, Fortran order, a malformed
 // header or a size that does not match the shape throws input_error naming
 // the file and the problem.
 #pragma once
@@ -30,6 +30,7 @@ npy_array read_npy(const std::string& path);
 // Writes version 1.0 (2.0 if the header would not fit), atomically (safe_write.hpp:
 // io_error naming the file on I/O failure, the old file kept).
 void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<float>& data);
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<std::uint8_t>& data);
 
 // "(2, 3, 4)" for messages.
 std::string shape_string(const std::vector<std::int64_t>& shape);

@@ -34,7 +34,10 @@ and 3.5 x (fwd_bwd) the forward's; dQ, dK, dV checked against fp64 autograd of t
 softmax (dq_err, dk_err, dv_err, grad_err). The other peers at those passes are skipped.
 Masks follow core/mask.hpp: queries aligned to the end of the keys (i' = i + Nkv - Nq), so
 SDPA gets is_causal only when Nq == Nkv, causal_lower_right (bottom-right causal, no mask
-tensor) when Nq < Nkv, and an explicit boolean mask otherwise.
+tensor) when Nq < Nkv, and an explicit boolean mask otherwise. Masks with sparse terms
+(strided, random, layout) are the harness's own: `attnbench mask` writes their visibility
+(--attnbench), SDPA gets it as a boolean mask and FlexAttention as its mask_mod (a per-head
+layout is skipped saying so).
 Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
 launch, one event pair per launch; on the CPU wall time (steady clock), each run after an
 LLC eviction (twice the last-level cache written) when the sweep evicted (--cpu-cache); the
@@ -55,6 +58,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
 import json
 import math
 import os
@@ -63,6 +67,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -101,14 +106,21 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True)
 class Mask:
-    kind: str  # none | causal | local
+    kind: str  # none | causal | local | sparse (strided, random or layout terms: `attnbench mask`)
     left: int = 0
     right: int = 0
     global_: int = 0
 
 
+SPARSE_TERMS = ("strided:", "random:", "layout:")
+
+
 def parse_mask(s: str) -> Mask:
-    """core/problem.cpp: none, causal, local:L,R, each optionally +global:G; global:G alone."""
+    """core/problem.cpp: none, causal, local:L,R, each optionally +global:G; global:G alone.
+    A mask with sparse terms is kind sparse: its visibility comes from `attnbench mask`
+    (sparse_visibility), the harness's own definition, not a copy here."""
+    if any(t.startswith(SPARSE_TERMS) for t in s.split("+")):
+        return Mask("sparse")
     base, _, glob = s.partition("+")
     g = 0
     if base.startswith("global:") and not glob:
@@ -178,9 +190,42 @@ def window(p: Problem, rows: np.ndarray, shift: Optional[int] = None) -> tuple[n
     return lo, np.maximum(hi, lo)
 
 
+ATTNBENCH_BIN: list[str] = []  # the binary `attnbench mask` runs from (main: --attnbench)
+
+
+@functools.lru_cache(maxsize=4)
+def _sparse_visibility(mask: str, nq: int, nkv: int, heads: int) -> np.ndarray:
+    if not ATTNBENCH_BIN:
+        raise Unsupported("a mask with sparse terms comes from `attnbench mask`: no attnbench binary (--attnbench)")
+    with tempfile.TemporaryDirectory(prefix="peers_mask_") as d:
+        out = os.path.join(d, "vis.npy")
+        try:
+            r = subprocess.run([ATTNBENCH_BIN[0], "mask", "--mask", mask, "--nq", str(nq), "--nkv", str(nkv),
+                                "--heads", str(heads), "--out", out], capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise Unsupported(f"attnbench mask: {one_line(str(e))}") from None
+        if r.returncode != 0:
+            raise Unsupported(f"attnbench mask: {one_line(r.stderr.strip())}")
+        vis = np.load(out)
+    if vis.shape[0] != 1:
+        raise Unsupported(f"mask '{mask}' differs per head (a per-head layout): peers.py passes one mask to "
+                          "every head")
+    return vis[0].astype(bool)
+
+
+def sparse_visibility(p: Problem) -> np.ndarray:
+    """Boolean [Nq, Nkv] of a mask with sparse terms, from `attnbench mask` (core/mask.hpp
+    is_visible); Unsupported without the binary or for a per-head layout."""
+    return _sparse_visibility(p.mask, p.Nq, p.Nkv, p.H)
+
+
 def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False) -> np.ndarray:
     """Boolean [len(rows), Nkv]: key j visible to query row i. misalign (a negative control
-    only) aligns the queries to the start of the keys (top-left) instead of the end."""
+    only) aligns the queries to the start of the keys (top-left) instead of the end, and
+    shifts a sparse mask one key to the right."""
+    if p.m.kind == "sparse":
+        vis = sparse_visibility(p)[rows]
+        return np.roll(vis, 1, axis=1) if misalign else vis
     lo, hi = window(p, rows, shift=0 if misalign else None)
     j = np.arange(p.Nkv)[None, :]
     vis = (j >= lo[:, None]) & (j < hi[:, None])
@@ -193,6 +238,8 @@ def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False) -> np.n
 
 def visible_pairs_per_head(p: Problem) -> int:
     """Exact visible (query, key) pairs of one (batch, head), like core/mask.hpp visible_keys."""
+    if p.m.kind == "sparse":
+        return int(sparse_visibility(p).sum())
     rows = np.arange(p.Nq, dtype=np.int64)
     lo, hi = window(p, rows)
     g = min(p.m.global_, p.Nkv)
@@ -523,8 +570,12 @@ class Peers:
         m = p.m
         shift = 0 if self.misalign else p.Nkv - p.Nq
         left, right, g = m.left, m.right, m.global_
+        vis_t = (torch.from_numpy(visible_matrix(p, np.arange(p.Nq), self.misalign)).to(self.device)
+                 if m.kind == "sparse" else None)
 
         def mask_mod(b, h, qi, kj):
+            if vis_t is not None:
+                return vis_t[qi, kj]
             if m.kind == "causal":
                 vis = kj <= qi + shift
             elif m.kind == "local":
@@ -561,8 +612,8 @@ class Peers:
         if self.device != "cuda" or p.dtype not in ("fp16", "bf16"):
             raise Unsupported(f"flash_attn {flash_attn.__version__} runs fp16/bf16 on CUDA only")
         m = p.m
-        if m.global_:
-            raise Unsupported("flash_attn has no global-token mask")
+        if m.global_ or m.kind == "sparse":
+            raise Unsupported("flash_attn has no global-token or block-sparse mask")
         # flash-attn >= 2.1 aligns causal and local windows bottom-right, like attnbench.
         win = (m.left, m.right) if m.kind == "local" else (-1, -1)
         qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
@@ -577,7 +628,7 @@ class Peers:
         if self.device != "cuda" or p.dtype not in ("fp16", "bf16"):
             raise Unsupported(f"flashinfer {getattr(flashinfer, '__version__', '?')} runs fp16/bf16 on CUDA only")
         m = p.m
-        if m.global_ or (m.kind == "local" and m.right):
+        if m.global_ or m.kind == "sparse" or (m.kind == "local" and m.right):
             raise Unsupported("flashinfer single prefill has causal and a left window only (no global, no right window)")
         if p.B != 1:
             raise Unsupported("flashinfer single prefill takes B = 1 (batched prefill needs paged KV)")
@@ -821,7 +872,7 @@ def approx_call(variant: str, p: Problem, q, k, v) -> Callable[[], Any]:
     """The PyPI approximation's call returning O [B, H, Nq, d]; Unsupported when it cannot run p."""
     import torch
     causal = p.m.kind == "causal" and not p.m.global_
-    if p.m.kind == "local" or p.m.global_:
+    if p.m.kind in ("local", "sparse") or p.m.global_:
         raise Unsupported(f"{variant} has masks none and causal only, not '{p.mask}'")
     torch.manual_seed(SEED_APPROX)  # their own random features, projections, centroids: fixed per run
     k, v = _heads(p, k, v)
@@ -1172,6 +1223,10 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     ap.add_argument("--cpu-cache", choices=("auto", "cold", "warm"), default="auto",
                     help="CPU timing: cold evicts the LLC before every run; auto (default) does what the sweep "
                          "did (cold when its context.timing.l2_flush is not none)")
+    ap.add_argument("--attnbench", default=None, metavar="BIN",
+                    help="the attnbench binary whose `attnbench mask` gives masks with sparse terms (strided, "
+                         "random, layout); default: the one that wrote --problems (its context's command), "
+                         "else build/bin/attnbench")
     ap.add_argument("--misalign-masks", action="store_true", help=argparse.SUPPRESS)  # negative control
     args = ap.parse_args(argv)
     wanted = [v for v in args.variants.split(",") if v]
@@ -1203,6 +1258,18 @@ def check_writable(path: str) -> None:
         raise InputFault(f"cannot write --out '{path}': {e.strerror or e}") from None
 
 
+def attnbench_binary(given: Optional[str], sweep_ctx: dict) -> Optional[str]:
+    """--attnbench, else the binary of the sweep's command (context.command), else the
+    checkout's build/bin/attnbench; None when none is executable."""
+    command = sweep_ctx.get("command")
+    first = command.split()[0] if isinstance(command, str) and command.split() else None
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "bin", "attnbench")
+    for path in ([given] if given else [first, here]):
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     try:
@@ -1211,6 +1278,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except InputFault as f:
         print(f"{PROG}: error: {f}", file=sys.stderr)
         return 2
+    ATTNBENCH_BIN[:] = [b for b in [attnbench_binary(args.attnbench, sweep_ctx)] if b]
     device = args.device
     if device == "auto":
         device = "cuda" if sweep_ctx.get("backend") == "cuda" else "cpu"
@@ -1271,6 +1339,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 inputs = Unsupported(f"peers.py builds none, causal, local and global masks: {p.mask_error}")
             else:
                 try:
+                    if p.m.kind == "sparse":
+                        sparse_visibility(p)  # the binary, or why not: before the inputs
                     inputs = make_inputs(p, device)
                 except Unsupported as u:
                     inputs = u

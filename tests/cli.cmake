@@ -30,6 +30,8 @@ set(bad_inputs
   "bad_backend|list --backend tpu"
   "run_missing_args|run --variant flash2"
   "merge_missing_file|merge --out /tmp/attnbench_merge.json /nonexistent/a.json"
+  "mask_bad_mask|mask --mask random:0,1 --nq 8 --nkv 8 --out /tmp/attnbench_mask.npy"
+  "mask_missing_out|mask --mask causal --nq 8 --nkv 8"
   "unknown_gbench_flag|sweep --benchmark_frobnicate=1 --dry-run")
 foreach(item ${bad_inputs})
   string(FIND "${item}" "|" bar)

@@ -25,6 +25,7 @@ commands:
   merge     --out all.json a.json b.json ...    join sharded result files
   ceilings  [--backend auto|cpu|cuda]         measured (and theoretical) ceilings
   backend   [--backend auto|cpu|cuda]         prints "<backend> <device-slug>"
+  mask      --mask M --nq N --nkv N [--heads H] --out vis.npy   the mask's visibility, uint8 [heads, Nq, Nkv]
 
 )";
 
@@ -89,7 +90,8 @@ int cli_main(int argc, char** argv) {
       throw input_error(gb_said.empty() ? fmt::format("unknown option '{}'", gb_argv[1])
                                         : fmt::format("bad option '{}': {}", gb_argv[1], gb_said));
     if (args.empty())
-      throw input_error("no command (expected list, sweep, run, merge, ceilings or backend; see attnbench --help)");
+      throw input_error(
+          "no command (expected list, sweep, run, merge, ceilings, backend or mask; see attnbench --help)");
     if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
       fmt::print("{}", usage_text());
       return exit_ok;
@@ -106,7 +108,9 @@ int cli_main(int argc, char** argv) {
     if (cmd == "merge") return cli::cmd_merge(rest);
     if (cmd == "ceilings") return cli::cmd_ceilings(rest);
     if (cmd == "backend") return cli::cmd_backend(rest);
-    throw input_error(fmt::format("unknown command '{}' (expected list, sweep, run, merge, ceilings, backend)", cmd));
+    if (cmd == "mask") return cli::cmd_mask(rest);
+    throw input_error(
+        fmt::format("unknown command '{}' (expected list, sweep, run, merge, ceilings, backend, mask)", cmd));
   } catch (const input_error& e) {
     fmt::print(stderr, "attnbench: error: {}\n", e.what());
     return exit_bad_input;

@@ -16,6 +16,7 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_merge(const std::vector<std::string>& args);
 int cmd_ceilings(const std::vector<std::string>& args);
 int cmd_backend(const std::vector<std::string>& args);
+int cmd_mask(const std::vector<std::string>& args);
 
 // auto: cuda when built and usable (else cpu, saying why on stderr).
 std::unique_ptr<backend> open_backend(backend_choice choice);

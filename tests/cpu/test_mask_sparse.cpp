@@ -20,6 +20,8 @@
 #include "core/tiles.hpp"
 #include "core/variant.hpp"
 #include "harness/axis_values.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/npy.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/models/models.hpp"
 #include "kernels/reference/attention_reference.hpp"
@@ -548,3 +550,30 @@ TEST(mask_sparse, random_blocks_are_spread_evenly) {
 }
 
 }  // namespace
+
+// `attnbench mask` (scripts/peers.py's source for the masks it cannot build): uint8
+// [heads, Nq, Nkv] equal to is_visible, heads = H for a per-head layout, else 1.
+TEST(mask_sparse, mask_command_writes_is_visible) {
+  int checked = 0;
+  for (const problem& p : all_cases()) {
+    if (p.Br != 16 || p.Bc != 16) continue;
+    const std::string out = temp_path("vis.npy");
+    ASSERT_EQ(cli::cmd_mask({"--mask", to_string(p.mask), "--nq", std::to_string(p.Nq), "--nkv", std::to_string(p.Nkv),
+                             "--heads", std::to_string(p.H), "--out", out}),
+              exit_ok);
+    const npy_array a = read_npy(out);
+    const std::int64_t heads = p.mask.per_head() ? p.H : 1;
+    ASSERT_EQ(a.type, npy_dtype::uint8);
+    ASSERT_EQ(a.shape, (std::vector<std::int64_t>{heads, p.Nq, p.Nkv})) << to_string(p.mask);
+    for (std::int64_t h = 0; h < heads; ++h)
+      for (std::int64_t i = 0; i < p.Nq; ++i)
+        for (std::int64_t j = 0; j < p.Nkv; ++j)
+          ASSERT_EQ(a.bytes[(h * p.Nq + i) * p.Nkv + j], is_visible(p, h, i, j) ? 1 : 0)
+              << to_string(p.mask) << " h " << h << " i " << i << " j " << j;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+  EXPECT_THROW(cli::cmd_mask({"--mask", "random:0,1", "--nq", "8", "--nkv", "8", "--out", temp_path("x.npy")}),
+               input_error);
+  EXPECT_THROW(cli::cmd_mask({"--mask", "causal", "--nq", "8", "--nkv", "8"}), input_error);  // no --out
+}

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROOT, SCRIPTS
@@ -130,13 +131,18 @@ def test_the_harness_models_match_an_independent_count():
     files = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "results")) for f in fs
              if f.endswith(".json") and not f.endswith(".peers.json")]
     found = 0
+    peers.ATTNBENCH_BIN[:] = [BIN] if os.access(BIN, os.X_OK) else []  # sparse masks: `attnbench mask`
     for f in files:
         if not is_results_file(f):  # a GPU check folder also holds ceilings.json, kernel_resources.json
             continue
         _, probs = peers.problems_of(f)
         for p in probs:
             if not p.mask_error and p.flops is not None:
-                assert p.flops == pytest.approx(independent_flops(p), rel=1e-12), (f, p)
+                try:
+                    count = independent_flops(p)
+                except peers.Unsupported:  # no binary, or a layout file of another machine
+                    continue
+                assert p.flops == pytest.approx(count, rel=1e-12), (f, p)
                 found += 1
             if p.bytes_min is not None:
                 assert p.bytes_min == pytest.approx(independent_bytes_min(p), rel=1e-12), (f, p)
@@ -211,7 +217,7 @@ def test_flex_attention_runs_compiled_or_says_why(sweep, tmp_path):
     per-mask (the quick preset's CPU default) compiles one problem per mask kind, 12-18 s each: the
     GQA one of each pair here (equal FLOPs), the MHA one skipped naming it."""
     doc = json.load(open(sweep))
-    odd = dict(doc["benchmarks"][0], mask="random:16,1", name="x/random")  # a mask peers.py cannot build, last
+    odd = dict(doc["benchmarks"][0], mask="spiral:3", name="x/spiral")  # a mask peers.py cannot build, last
     doc["benchmarks"].append(odd)
     problems = tmp_path / "problems.json"
     problems.write_text(json.dumps(doc))
@@ -234,13 +240,14 @@ def test_flex_attention_runs_compiled_or_says_why(sweep, tmp_path):
 def test_flex_classes_and_their_representatives():
     def p(nq: int, hkv: int, mask: str, d: int = 64):
         q = peers.Problem("g", "fp32", 1, 8, hkv, nq, 1024, d, mask)
-        return peers.Problem(**{**q.__dict__, "flops": None if q.mask_error else independent_flops(q)})
+        flops = None if q.mask_error or q.m.kind == "sparse" else independent_flops(q)
+        return peers.Problem(**{**q.__dict__, "flops": flops})
     problems = [p(1024, 8, "causal"), p(1024, 8, "causal", 128), p(1, 8, "causal", 128), p(4, 1, "causal", 128),
                 p(1024, 8, "local:127,127+global:16"), p(1024, 2, "none"), p(1024, 8, "none"),
                 p(1024, 8, "random:64,1")]
     reps = peers.flex_representatives(problems)
     assert reps == {"causal": problems[1], "causal, decode": problems[3], "local+global": problems[4],
-                    "none": problems[5]}
+                    "none": problems[5], "sparse": problems[7]}
 
 
 def test_bad_input_is_one_line_and_status_2(tmp_path):
@@ -305,14 +312,14 @@ def test_cold_cpu_timing_evicts_and_says_so(sweep, tmp_path):
 
 def test_a_mask_this_script_cannot_build_is_skipped_with_the_reason(sweep, tmp_path):
     doc = json.load(open(sweep))
-    e = dict(doc["benchmarks"][0], mask="strided:8,4", name="flash2/strided")
+    e = dict(doc["benchmarks"][0], mask="spiral:3", name="flash2/spiral")  # a mask of a newer harness
     doc["benchmarks"] = [e]
-    src = tmp_path / "strided.json"
+    src = tmp_path / "spiral.json"
     src.write_text(json.dumps(doc))
     entries = run_peers(src, tmp_path / "s.json", "--variants", "torch_sdpa,torch_flex")
     assert [(x["variant"], x["status"]) for x in entries] == [("torch_sdpa", "skipped"), ("torch_flex", "skipped")]
     # The FLOPs are still the sweep's (the harness knows the mask; this script only cannot build it).
-    assert all("strided:8,4" in x["error_message"] and x["flops"] == e["flops"] for x in entries)
+    assert all("spiral:3" in x["error_message"] and x["flops"] == e["flops"] for x in entries)
 
 
 # ---- the backward (docs/backward.md) ---------------------------------------------------
@@ -415,3 +422,49 @@ def test_a_gradient_reference_that_fails_fails_its_entry_only(monkeypatch):
     monkeypatch.setattr(peers, "reference_grads", real)
     e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, cache, args, "torch", None)
     assert e["status"] == "ok" and e["err_ok"] is True, e
+
+
+# ---- masks with sparse terms: the harness's own, from `attnbench mask` -------------------------
+
+@pytest.fixture(scope="module")
+def sparse_sweep(tmp_path_factory):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip(f"{BIN} not built")
+    d = tmp_path_factory.mktemp("peers_sparse")
+    out = d / "sweep.json"
+    args = ["--backend", "cpu", "--variant", "flash2", "--nq", "64", "--nkv", "96", "--heads", "4", "--kv-heads", "2",
+            "--head-dim", "32", "--mask", "random:16,2,causal+strided:4,8,local:8,0+random:16,1+global:3",
+            "--pass", "fwd,bwd", "--no-ceilings", "--reps", "1", "--out", str(out)]
+    r = subprocess.run([BIN, "sweep", *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+def test_sparse_masks_run_the_harness_mask_and_pass_the_fp64_checks(sparse_sweep, tmp_path):
+    entries = run_peers(sparse_sweep, tmp_path / "p.json", "--variants", "torch_sdpa,torch_sdpa_math")
+    assert len(entries) == 3 * 2 * 2
+    assert all(e["status"] == "ok" and e["err_ok"] is True for e in entries), entries
+    # The peers' FLOPs are the sweep's, whose model counts the same visible pairs.
+    p = peers.Problem("g", "fp32", 1, 4, 2, 64, 96, 32, "causal+strided:4,8")
+    peers.ATTNBENCH_BIN[:] = [BIN]
+    vis = peers.sparse_visibility(p)
+    assert vis.shape == (64, 96) and 0 < vis.sum() < 64 * 96
+    assert peers.visible_pairs_per_head(p) == int(vis.sum())
+
+
+def test_a_shifted_sparse_mask_fails_the_checks(sparse_sweep, tmp_path):
+    """Negative control: the peer given the mask one key to the right (the reference keeps it)."""
+    entries = run_peers(sparse_sweep, tmp_path / "bad.json", "--variants", "torch_sdpa", "--misalign-masks")
+    assert entries and all(e["status"] == "ok" and e["err_ok"] is False for e in entries), entries
+
+
+def test_sparse_masks_without_the_binary_or_per_head_are_skipped_saying_why(sparse_sweep, tmp_path):
+    entries = run_peers(sparse_sweep, tmp_path / "nobin.json", "--variants", "torch_sdpa",
+                        "--attnbench", str(tmp_path / "missing"))
+    assert entries and all(e["status"] == "skipped" and "attnbench mask" in e["error_message"] for e in entries)
+    layout = tmp_path / "heads.npy"
+    np.save(layout, (np.arange(2 * 4 * 6).reshape(2, 4, 6) % 3 == 0).astype(np.uint8))
+    p = peers.Problem("g", "fp32", 1, 2, 2, 64, 96, 32, f"layout:16:{layout}")
+    peers.ATTNBENCH_BIN[:] = [BIN]
+    with pytest.raises(peers.Unsupported, match="per-head layout"):
+        peers.sparse_visibility(p)
