@@ -76,6 +76,26 @@ skip_step() {  # skip_step NAME WHY
   say "$1: skipped ($2)"
 }
 
+# peers_step NAME PROBLEMS RESULTS LIMIT MIN [peers.py options...]: scripts/peers.py on the
+# problems of PROBLEMS (a results JSON or its log), its JSON (RESULTS with .peers.json) merged into
+# RESULTS when that exists; skipped under MIN seconds or without torch. peers.py writes its JSON
+# only at the end, so its own budget stops starting problems 15 s before the step's limit.
+peers_step() {
+  local name="$1" problems="$2" results="$3" limit="$4" min="$5"; shift 5
+  local peers_json="${results%.json}.peers.json"
+  if [[ ! -f "$problems" ]]; then
+    skip_step "$name" "no $(basename "$problems") from an earlier step"
+  elif (( limit < min )); then
+    skip_step "$name" "${limit}s for it (under ${min}s)"
+  elif ! timeout 60 python3 -c "import torch" > "$out/$name.log" 2>&1; then
+    skip_step "$name" "python3 cannot import torch; see $name.log"
+  elif step "$name" "$out/$name.log" "$limit" python3 "$root/scripts/peers.py" --problems "$problems" \
+      --device "$be" --out "$peers_json" --budget-s $(( limit - 15 )) "$@"; then
+    [[ -f "$results" ]] && timeout 60 "$bin" merge "$results" "$peers_json" --out "$results" >> "$out/$name.log" 2>&1
+  fi
+  return 0
+}
+
 # ---- environment ---------------------------------------------------------------------------
 [[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="/usr/local/cuda/bin:$PATH"
 {
@@ -299,21 +319,10 @@ step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-115}" "$root/scripts/resume_sweep.sh
 # beside its cuDNN and memory-efficient ones, on bwd.json's problems in its order (the hd 128
 # target first), folded into bwd.json for the summary's backward table; the fp64 gradient
 # reference on the GPU. Problems left when its budget is spent are skipped saying so.
-# Its budget is what the step's limit leaves after the deadline's cut (peers.py writes its JSON
-# at the end: a killed run leaves nothing to merge).
-bwd_peers_left=$(( deadline - $(date +%s) ))
+bwd_peers_left=$(( deadline - $(date +%s) - 5 ))
 bwd_peers_limit=$(( bwd_peers_left < ${GPU_CHECK_BWD_PEERS_S:-45} ? bwd_peers_left : ${GPU_CHECK_BWD_PEERS_S:-45} ))
-if [[ ! -f "$out/bwd.json" ]]; then
-  skip_step bwd_peers "no bwd.json from the bwd step"
-elif (( bwd_peers_limit < 20 )); then
-  skip_step bwd_peers "${bwd_peers_limit}s for it (GPU_CHECK_BWD_PEERS_S ${GPU_CHECK_BWD_PEERS_S:-45})"
-elif ! timeout 60 python3 -c "import torch" > "$out/bwd_peers.log" 2>&1; then
-  skip_step bwd_peers "python3 cannot import torch; see bwd_peers.log"
-elif step bwd_peers "$out/bwd_peers.log" "$bwd_peers_limit" python3 "$root/scripts/peers.py" \
-    --problems "$out/bwd.json" --device "$be" --variants torch_sdpa_flash,torch_sdpa_cudnn,torch_sdpa_efficient \
-    --out "$out/bwd.peers.json" --budget-s $(( bwd_peers_limit - 15 )); then
-  timeout 60 "$bin" merge "$out/bwd.json" "$out/bwd.peers.json" --out "$out/bwd.json" >> "$out/bwd_peers.log" 2>&1
-fi
+peers_step bwd_peers "$out/bwd.json" "$out/bwd.json" "$bwd_peers_limit" 20 \
+  --variants torch_sdpa_flash,torch_sdpa_cudnn,torch_sdpa_efficient
 # ---- the crossover: causal attention against the scans at one model width over L -----------------
 # (docs/alternatives.md): the alternatives group at GPU lengths; 1k-64k fits the step's minute
 # (causal flash2 at 64k, H 16, d 64: 1.1e13 FLOP, ~40 ms at 300 TFLOP/s), the full preset goes on.
@@ -340,18 +349,7 @@ peers_left=$(( deadline - $(date +%s) - 5 ))
 peers_limit=$(( peers_left < ${GPU_CHECK_PEERS_S:-100} ? peers_left : ${GPU_CHECK_PEERS_S:-100} ))
 problems="$out/quick.json"
 [[ -f "$problems" ]] || problems="$out/quick.json.log.jsonl"
-if [[ ! -f "$problems" ]]; then
-  skip_step peers "no quick.json or its log from the sweep"
-elif (( peers_limit < 30 )); then
-  skip_step peers "${peers_limit}s for it (${peers_left}s of the budget left, GPU_CHECK_PEERS_S ${GPU_CHECK_PEERS_S:-100})"
-elif ! timeout 60 python3 -c "import torch" > "$out/peers.log" 2>&1; then
-  skip_step peers "python3 cannot import torch; see peers.log"
-elif step peers "$out/peers.log" "$peers_limit" python3 "$root/scripts/peers.py" --problems "$problems" \
-    --device "$be" --out "$out/quick.peers.json" --budget-s $(( peers_limit - 15 )) \
-    --flex-budget-s $(( peers_limit / 3 )); then
-  [[ -f "$out/quick.json" ]] &&
-    timeout 60 "$bin" merge "$out/quick.json" "$out/quick.peers.json" --out "$out/quick.json" >> "$out/peers.log" 2>&1
-fi
+peers_step peers "$problems" "$out/quick.json" "$peers_limit" 30 --flex-budget-s $(( peers_limit / 3 ))
 
 write_summary
 if grep -qvE $'\t(ok|skipped)\t' "$status_file"; then exit 1; fi

@@ -36,15 +36,19 @@ def run_peers(problems, out, *extra):
     return json.load(open(out))["benchmarks"]
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
+def harness_sweep(tmp_path_factory, name: str, args: list[str]):
+    """The path of a CPU sweep's results with these arguments (skipped without the binary)."""
     if not os.access(BIN, os.X_OK):
         pytest.skip(f"{BIN} not built")
-    d = tmp_path_factory.mktemp("peers")
-    out = d / "sweep.json"
-    r = subprocess.run([BIN, "sweep", *SWEEP, "--out", str(out)], capture_output=True, text=True, timeout=300)
+    out = tmp_path_factory.mktemp(name) / "sweep.json"
+    r = subprocess.run([BIN, "sweep", *args, "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return out
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    return harness_sweep(tmp_path_factory, "peers", SWEEP)
 
 
 @pytest.fixture(scope="module")
@@ -326,14 +330,8 @@ def test_a_mask_this_script_cannot_build_is_skipped_with_the_reason(sweep, tmp_p
 
 @pytest.fixture(scope="module")
 def bwd_sweep(tmp_path_factory):
-    if not os.access(BIN, os.X_OK):
-        pytest.skip(f"{BIN} not built")
-    d = tmp_path_factory.mktemp("peers_bwd")
-    out = d / "sweep.json"
     args = [a if a != "flash2" else "flash2,naive" for a in SWEEP] + ["--pass", "fwd,bwd,fwd_bwd"]
-    r = subprocess.run([BIN, "sweep", *args, "--out", str(out)], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return out
+    return harness_sweep(tmp_path_factory, "peers_bwd", args)
 
 
 def test_backward_peers_pass_the_fp64_gradient_check_with_the_harness_flops(bwd_sweep, tmp_path):
@@ -428,16 +426,11 @@ def test_a_gradient_reference_that_fails_fails_its_entry_only(monkeypatch):
 
 @pytest.fixture(scope="module")
 def sparse_sweep(tmp_path_factory):
-    if not os.access(BIN, os.X_OK):
-        pytest.skip(f"{BIN} not built")
-    d = tmp_path_factory.mktemp("peers_sparse")
-    out = d / "sweep.json"
-    args = ["--backend", "cpu", "--variant", "flash2", "--nq", "64", "--nkv", "96", "--heads", "4", "--kv-heads", "2",
-            "--head-dim", "32", "--mask", "random:16,2,causal+strided:4,8,local:8,0+random:16,1+global:3",
-            "--pass", "fwd,bwd", "--no-ceilings", "--reps", "1", "--out", str(out)]
-    r = subprocess.run([BIN, "sweep", *args], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return out
+    return harness_sweep(tmp_path_factory, "peers_sparse",
+                         ["--backend", "cpu", "--variant", "flash2", "--nq", "64", "--nkv", "96", "--heads", "4",
+                          "--kv-heads", "2", "--head-dim", "32", "--mask",
+                          "random:16,2,causal+strided:4,8,local:8,0+random:16,1+global:3", "--pass", "fwd,bwd",
+                          "--no-ceilings", "--reps", "1"])
 
 
 def test_sparse_masks_run_the_harness_mask_and_pass_the_fp64_checks(sparse_sweep, tmp_path):
