@@ -90,7 +90,7 @@ peers_step() {
   elif ! timeout 60 python3 -c "import torch" > "$out/$name.log" 2>&1; then
     skip_step "$name" "python3 cannot import torch; see $name.log"
   elif step "$name" "$out/$name.log" "$limit" python3 "$root/scripts/peers.py" --problems "$problems" \
-      --device "$be" --out "$peers_json" --budget-s $(( limit - 15 )) "$@"; then
+      --device "$be" --attnbench "$bin" --out "$peers_json" --budget-s $(( limit - 15 )) "$@"; then
     [[ -f "$results" ]] && timeout 60 "$bin" merge "$results" "$peers_json" --out "$results" >> "$out/$name.log" 2>&1
   fi
   return 0
