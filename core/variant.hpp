@@ -204,7 +204,8 @@ struct variant {
   // The runner; writes_lse is the row's (stated once, here).
   std::function<std::unique_ptr<runner>(const problem&, bool writes_lse)> make_runner;
   // The problem the runner really runs: rows with fixed tiles (split-KV decode)
-  // rewrite Br/Bc so names say what ran. Identity when unset.
+  // rewrite Br/Bc so names say what ran; rows that take no tiles use untiled_problem
+  // (below). Identity when unset.
   std::function<problem(const problem&)> resolve;
 
   support supports(const problem& p) const;  // capabilities, then check
