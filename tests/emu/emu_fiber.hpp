@@ -13,6 +13,7 @@ struct async_copy {
   unsigned char* dst;
   const unsigned char* src;
   int src_bytes;
+  int bytes = 16;  // the copy's size (cp-size): 16, or 4 (cp_async_4)
 };
 struct thread_state {
   std::vector<std::vector<async_copy>> groups;  // committed cp.async groups, oldest first

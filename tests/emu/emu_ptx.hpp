@@ -1,7 +1,7 @@
 // Host twins of the PTX building blocks in kernels/cuda/flash2/flash2_ptx.cuh,
 // included there instead of the inline PTX when ATTN_EMULATE is set.
 // Same names and signatures; the bodies (emu_runtime.cpp) follow the PTX ISA:
-// cp.async.cg 16 B with zero fill and commit/wait_group groups, ldmatrix .x4
+// cp.async.cg 16 B and .ca 4 B with zero fill and commit/wait_group groups, ldmatrix .x4
 // (.trans), mma.sync m16n8k16 f32 += f16/bf16, ex2.approx.ftz.
 #pragma once
 
@@ -16,6 +16,7 @@
 namespace attnbench::cuda::f2 {
 
 void cp_async_16(void* smem, const void* gmem, int src_bytes);
+void cp_async_4(void* smem, const void* gmem, int src_bytes);
 void cp_async_commit();
 void cp_async_wait_n(int n);
 template <int N>

@@ -20,7 +20,7 @@ void fail(const char* what) { report(what); }
 using copy = async_copy;
 void do_copy(const copy& c) {
   if (c.src_bytes == 0 && g_settings.inject == fault::no_zero_fill) return;
-  for (int i = 0; i < 16; ++i) c.dst[i] = i < c.src_bytes ? c.src[i] : 0;
+  for (int i = 0; i < c.bytes; ++i) c.dst[i] = i < c.src_bytes ? c.src[i] : 0;
 }
 const unsigned char* smem_begin() { return dynamic_smem_begin(); }
 
@@ -44,14 +44,18 @@ void set_readable(std::initializer_list<byte_range> reads) { g_reads.assign(read
 namespace attnbench::cuda::f2 {
 using namespace attnbench::emu;
 
-void cp_async_16(void* smem, const void* gmem, int src_bytes) {
+// cp.async of `bytes` (16: .cg, 4: .ca): both addresses aligned to it, the destination in
+// dynamic shared memory, src-size 0 (zero fill) or all of it, the source inside an input
+// tensor when the test names them; copied at issue (early_copy) or at the wait.
+static void cp_async_n(void* smem, const void* gmem, int src_bytes, int bytes) {
   auto* d = static_cast<unsigned char*>(smem);
   auto* s = static_cast<const unsigned char*>(gmem);
-  if ((reinterpret_cast<std::uintptr_t>(d) & 15) || (reinterpret_cast<std::uintptr_t>(s) & 15))
-    fail("cp.async address not 16-byte aligned");
-  if (d < smem_begin() || d + 16 > smem_begin() + dynamic_smem_bytes())
+  const auto misaligned = static_cast<std::uintptr_t>(bytes - 1);
+  if ((reinterpret_cast<std::uintptr_t>(d) & misaligned) || (reinterpret_cast<std::uintptr_t>(s) & misaligned))
+    fail(bytes == 16 ? "cp.async address not 16-byte aligned" : "cp.async address not 4-byte aligned");
+  if (d < smem_begin() || d + bytes > smem_begin() + dynamic_smem_bytes())
     fail("cp.async destination outside dynamic smem");
-  if (src_bytes != 0 && src_bytes != 16) fail("cp.async src-size other than 0 or 16");
+  if (src_bytes != 0 && src_bytes != bytes) fail("cp.async src-size other than 0 or the copy's size");
   if (src_bytes > 0 && !g_reads.empty()) {  // the test names the input tensors
     bool ok = false;
     for (const byte_range& r : g_reads) {
@@ -60,12 +64,14 @@ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
     }
     if (!ok) fail("cp.async reads outside every input tensor");
   }
-  const copy c{d, s, src_bytes};
+  const copy c{d, s, src_bytes, bytes};
   if (g_settings.early_copy)
     do_copy(c);
   else
     current_thread().pending.push_back(c);
 }
+void cp_async_16(void* smem, const void* gmem, int src_bytes) { cp_async_n(smem, gmem, src_bytes, 16); }
+void cp_async_4(void* smem, const void* gmem, int src_bytes) { cp_async_n(smem, gmem, src_bytes, 4); }
 
 // atomicAdd on float2 (red.global.add.v2.f32): the pair must be 8-byte aligned. CTAs run one
 // after another, so the read-modify-write is atomic here (as the fp32 atomicAdd's).

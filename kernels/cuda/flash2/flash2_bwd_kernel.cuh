@@ -29,11 +29,12 @@
 // 99 KB, 53 FLOP per byte, far below H200's ~200 FLOP/B ridge if all of it
 // came from HBM; Q, dO and the accumulator rows are re-read by every key
 // tile's CTA, so it leans on L2 and on the atomics' throughput there (the
-// atomics are two thirds of the bytes: FA2's reason for larger key tiles). Q and dO are
-// loaded without double buffering (cp.async then wait) and the 64 x 64 tile serves both
-// head dims. First H200 run (results/nvidia-h200/gpu-check-5759d44): 111-120 TFLOP/s at
-// d = 64, N 4k-8k, against cuDNN's 427-442. Since then, on sm_90, the dQ atomics add float2
-// pairs (red.global.add.v2.f32): a warp's atomic then covers 8 whole 32-byte sectors
+// atomics are two thirds of the bytes: FA2's reason for larger key tiles). The next visit's
+// Q, dO, lse and D are copied (cp.async) into the one buffer during this visit's dQ, which
+// reads only dS and K (K::prefetch; not in the dense d = 128 64 x 64 kernel, which spilled with
+// it: 2 CTAs per SM overlap there). The 64 x 64 tile serves both head dims. First H200 run
+// (results/nvidia-h200/gpu-check-5759d44): 111-120 TFLOP/s at d = 64, N 4k-8k, against cuDNN's 427-442. Since then, on
+// sm_90, the dQ atomics add float2 pairs (red.global.add.v2.f32): a warp's atomic then covers 8 whole 32-byte sectors
 // instead of 8 half-used ones: 0.773x the time at d = 64 and 0.661x at d = 128 (N 8k, same
 // call; 156 and 206 TFLOP/s). A second visit buffer (the next Q, dO, lse and D copied during
 // this visit, branch altb) took 1.18x the time at d = 64 and 1.00x at d = 128, where every
@@ -84,6 +85,11 @@ struct flash2_bwd_traits {
   // at a time): 2 at d = 128 where the whole BM spilled (header): at 64 x 128, and at 64 x 64
   // with the sparse machinery; the dense 64 x 64 kernel spilled 16 bytes with halves, none without.
   static constexpr int QH = D == 128 && (BN == 128 || sparse) ? 2 : 1;
+  // The next visit's rows copied during this one's dQ (kernel body): everywhere but the dense
+  // d = 128 64 x 64 kernel (QH 1, the kernel measured at 20cfac8), where the visit walk held
+  // across the dQ spilled 8-32 bytes (with halves it fit); two CTAs per SM overlap one's copies
+  // with the other's products there.
+  static constexpr bool prefetch = !(D == 128 && BN == 64 && !sparse);
   static_assert(QT % (2 * QH) == 0, "a part is whole k16 query steps");
   static constexpr int KS = D / 16;   // k16 steps over d
   static constexpr int CH = D / 8;    // 16-byte chunks of a row of Q, K, V, dO
@@ -189,183 +195,231 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
 
   // This CTA's part of the query heads of its KV head (all of them with one split).
   const std::int64_t heads = p.group() / prm.head_splits, h0 = kvh * p.group() + blockIdx.z * heads;
-  const std::int64_t n_qt = bwd_q_tiles(p);
+  const std::int64_t h_end = h0 + heads, n_qt = bwd_q_tiles(p);
+  const bool listed = K::sparse && prm.q_tiles.num != nullptr;
 
-  for (std::int64_t h = h0; h < h0 + heads; ++h) {
-    const std::int64_t head_row0 = (b * p.H + h) * p.Nq;
-    const T* const gQ = static_cast<const T*>(prm.q) + head_row0 * D;
-    const T* const gdO = static_cast<const T*>(prm.d_o) + head_row0 * D;
-    const bool listed = K::sparse && prm.q_tiles.num != nullptr;
-    const std::int64_t n_visits = listed ? prm.q_tiles.count(h, kt) : n_qt;
-    for (std::int64_t n = 0; n < n_visits; ++n) {
-      const std::int64_t qt = listed ? prm.q_tiles.at(h, kt, n) : n;
-      if (!listed && !bwd_visits(p, qt, kt)) continue;
-      const std::int64_t q0 = qt * BM;
-      __syncthreads();  // the previous visit is done with sQ, sdO, sdS, lse, D
+  // The visits in order: query head h, its n-th visit (the n-th query tile of its list, or of
+  // the causal-bound walk when that tile visits). next_visit moves (h, n) to the first visit at
+  // or after it and returns its query tile, -1 past the last.
+  auto next_visit = [&](std::int64_t& h, std::int64_t& n) -> std::int64_t {
+    for (; h < h_end; ++h, n = 0) {
+      if (listed) {
+        if (n < prm.q_tiles.count(h, kt)) return prm.q_tiles.at(h, kt, n);
+      } else {
+        for (; n < n_qt; ++n)
+          if (bwd_visits(p, n, kt)) return n;
+      }
+    }
+    return -1;
+  };
+  // A visit's Q and dO rows, lse and D into their one buffer, one cp.async group. Rows past Nq
+  // are zeros (lse and D too: the mask terms already leave those rows out, so their P is 0).
+  auto load_visit = [&](std::int64_t h, std::int64_t qt) {
+    const std::int64_t row0 = (b * p.H + h) * p.Nq, q0 = qt * BM;
+    const T* const gQ = static_cast<const T*>(prm.q) + row0 * D;
+    const T* const gdO = static_cast<const T*>(prm.d_o) + row0 * D;
 #pragma unroll
-      for (int rep = 0; rep < BM * CH / K::threads; ++rep) {
-        const int idx = tid + rep * K::threads;
-        const int row = idx / CH, c = idx % CH;
-        const bool ok = q0 + row < p.Nq;
-        const std::int64_t o = ok ? (q0 + row) * D + c * 8 : 0;
-        cp_async_16(sQ + off(row, c), gQ + o, ok ? 16 : 0);
-        cp_async_16(sdO + off(row, c), gdO + o, ok ? 16 : 0);
+    for (int rep = 0; rep < BM * CH / K::threads; ++rep) {
+      const int idx = tid + rep * K::threads;
+      const int row = idx / CH, c = idx % CH;
+      const bool ok = q0 + row < p.Nq;
+      const std::int64_t o = ok ? (q0 + row) * D + c * 8 : 0;
+      cp_async_16(sQ + off(row, c), gQ + o, ok ? 16 : 0);
+      cp_async_16(sdO + off(row, c), gdO + o, ok ? 16 : 0);
+    }
+    if (tid < BM) {
+      const bool ok = q0 + tid < p.Nq;
+      const std::int64_t o = ok ? row0 + q0 + tid : 0;
+      if constexpr (K::prefetch) {  // in flight during the dQ: not a load the warp waits for
+        cp_async_4(s_lse + tid, prm.lse + o, ok ? 4 : 0);
+        cp_async_4(s_delta + tid, prm.delta + o, ok ? 4 : 0);
+      } else {  // the copies' registers spilled 12 bytes there
+        s_lse[tid] = ok ? prm.lse[o] : 0.f;
+        s_delta[tid] = ok ? prm.delta[o] : 0.f;
       }
-      cp_async_commit();
-      if (tid < BM) {
-        const bool ok = q0 + tid < p.Nq;
-        // A row past Nq, or with no visible key (lse = -inf), gets P = 0.
-        s_lse[tid] = ok ? prm.lse[head_row0 + q0 + tid] * log2e : neg_inf;
-        s_delta[tid] = ok ? prm.delta[head_row0 + q0 + tid] : 0.f;
-      }
-      cp_async_wait<0>();
-      __syncthreads();
+    }
+    cp_async_commit();
+  };
 
-      // The sparse terms (strided, random, block layout) of this thread's 2 keys x 16 queries,
-      // bit 16 hh + 2 nt + e, from one rolled loop of out-of-line calls (sparse_visible)
-      // before the S^T and dP^T accumulators are live, as the forward does ahead of S = Q K^T.
-      std::uint32_t sparse_bits = 0u;
-      if (K::sparse_terms && p.mask.has_sparse()) {
+  // One visit's products after its rows are in: S^T, dP^T, dS^T, dV and dK, dS to sdS.
+  auto visit_products = [&](std::int64_t h, std::int64_t q0) {
+    // The sparse terms (strided, random, block layout) of this thread's 2 keys x 16 queries,
+    // bit 16 hh + 2 nt + e, from one rolled loop of out-of-line calls (sparse_visible)
+    // before the S^T and dP^T accumulators are live, as the forward does ahead of S = Q K^T.
+    std::uint32_t sparse_bits = 0u;
+    if (K::sparse_terms && p.mask.has_sparse()) {
 #pragma unroll 1
-        for (int c = 0; c < 32; ++c) {
-          const std::int64_t i = q0 + ((c >> 1) & 7) * 8 + 2 * t + (c & 1);
-          const std::int64_t j = k0 + key_row + g + 8 * (c >> 4);
-          if (i < p.Nq && j < p.Nkv && sparse_visible(p, h, i, j)) sparse_bits |= 1u << c;
+      for (int c = 0; c < 32; ++c) {
+        const std::int64_t i = q0 + ((c >> 1) & 7) * 8 + 2 * t + (c & 1);
+        const std::int64_t j = k0 + key_row + g + 8 * (c >> 4);
+        if (i < p.Nq && j < p.Nkv && sparse_visible(p, h, i, j)) sparse_bits |= 1u << c;
+      }
+    }
+
+    // The visit's queries in QH parts of BM / QH (a part's S^T, dP^T, P^T, dS^T and its
+    // share of dV, dK and dS, in query order): QH = 2 halves the S^T and dP^T accumulators
+    // (32 registers instead of 64) for K and V fragments loaded once per part.
+#pragma unroll
+    for (int qh = 0; qh < K::QH; ++qh) {
+      constexpr int QTP = QT / K::QH;  // n8 query tiles of a part
+      // ---- S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x the part's queries --
+      float st[QTP][4], dpt[QTP][4];
+#pragma unroll
+      for (int nt = 0; nt < QTP; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.f;
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        std::uint32_t ak[4], av[4];
+        ldmatrix_x4(ak, sK + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
+        ldmatrix_x4(av, sV + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
+#pragma unroll
+        for (int np = 0; np < QTP / 2; ++np) {
+          const int qrow = (qh * QTP / 2 + np) * 16 + (lane & 7) + ((lane >> 4) << 3);
+          std::uint32_t bq[4], bo[4];
+          ldmatrix_x4(bq, sQ + off(qrow, 2 * ks + ((lane >> 3) & 1)));
+          ldmatrix_x4(bo, sdO + off(qrow, 2 * ks + ((lane >> 3) & 1)));
+          mma_16816<T>(st[2 * np], ak, bq[0], bq[1]);
+          mma_16816<T>(st[2 * np + 1], ak, bq[2], bq[3]);
+          mma_16816<T>(dpt[2 * np], av, bo[0], bo[1]);
+          mma_16816<T>(dpt[2 * np + 1], av, bo[2], bo[3]);
         }
       }
 
-      // The visit's queries in QH parts of BM / QH (a part's S^T, dP^T, P^T, dS^T and its
-      // share of dV, dK and dS, in query order): QH = 2 halves the S^T and dP^T accumulators
-      // (32 registers instead of 64) for K and V fragments loaded once per part.
+      // ---- P^T from lse (masked pairs 0), dS^T = P^T (dP^T - D) --------------
+      // Element (key key_row + g + 8 hh, query (qh QTP + nt) * 8 + 2 t + e) is [nt][2 hh + e].
 #pragma unroll
-      for (int qh = 0; qh < K::QH; ++qh) {
-        constexpr int QTP = QT / K::QH;  // n8 query tiles of a part
-        // ---- S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x the part's queries --
-        float st[QTP][4], dpt[QTP][4];
+      for (int nt = 0; nt < QTP; ++nt)
 #pragma unroll
-        for (int nt = 0; nt < QTP; ++nt)
+        for (int e = 0; e < 2; ++e) {
+          const int qn = qh * QTP + nt;  // the query tile in the visit
+          const int qc = qn * 8 + 2 * t + e;
+          const int i = static_cast<int>(q0) + qc;
+          const float l2 = s_lse[qc] * log2e, dd = s_delta[qc];
 #pragma unroll
-          for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < KS; ++ks) {
-          std::uint32_t ak[4], av[4];
-          ldmatrix_x4(ak, sK + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
-          ldmatrix_x4(av, sV + off(key_row + (lane & 15), 2 * ks + (lane >> 4)));
-#pragma unroll
-          for (int np = 0; np < QTP / 2; ++np) {
-            const int qrow = (qh * QTP / 2 + np) * 16 + (lane & 7) + ((lane >> 4) << 3);
-            std::uint32_t bq[4], bo[4];
-            ldmatrix_x4(bq, sQ + off(qrow, 2 * ks + ((lane >> 3) & 1)));
-            ldmatrix_x4(bo, sdO + off(qrow, 2 * ks + ((lane >> 3) & 1)));
-            mma_16816<T>(st[2 * np], ak, bq[0], bq[1]);
-            mma_16816<T>(st[2 * np + 1], ak, bq[2], bq[3]);
-            mma_16816<T>(dpt[2 * np], av, bo[0], bo[1]);
-            mma_16816<T>(dpt[2 * np + 1], av, bo[2], bo[3]);
+          for (int hh = 0; hh < 2; ++hh) {
+            const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]) ||
+                                               ((sparse_bits >> (16 * hh + 2 * qn + e)) & 1u));
+            const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
+            st[nt][2 * hh + e] = pe;
+            dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
           }
         }
 
-        // ---- P^T from lse (masked pairs 0), dS^T = P^T (dP^T - D) --------------
-        // Element (key key_row + g + 8 hh, query (qh QTP + nt) * 8 + 2 t + e) is [nt][2 hh + e].
+        // ---- dV += P^T dO, dK += dS^T Q (A fragments from the C fragments) -----
 #pragma unroll
-        for (int nt = 0; nt < QTP; ++nt)
+      for (int pl = 0; pl < QTP / 2; ++pl) {
+        const int ps = qh * QTP / 2 + pl;  // the k16 query step in the visit
+        std::uint32_t ap[4], as[4];
+        ap[0] = pack2<T>(st[2 * pl][0], st[2 * pl][1]);
+        ap[1] = pack2<T>(st[2 * pl][2], st[2 * pl][3]);
+        ap[2] = pack2<T>(st[2 * pl + 1][0], st[2 * pl + 1][1]);
+        ap[3] = pack2<T>(st[2 * pl + 1][2], st[2 * pl + 1][3]);
+        as[0] = pack2<T>(dpt[2 * pl][0], dpt[2 * pl][1]);
+        as[1] = pack2<T>(dpt[2 * pl][2], dpt[2 * pl][3]);
+        as[2] = pack2<T>(dpt[2 * pl + 1][0], dpt[2 * pl + 1][1]);
+        as[3] = pack2<T>(dpt[2 * pl + 1][2], dpt[2 * pl + 1][3]);
+        const int qrow = ps * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int qn = qh * QTP + nt;  // the query tile in the visit
-            const int qc = qn * 8 + 2 * t + e;
-            const int i = static_cast<int>(q0) + qc;
-            const float l2 = s_lse[qc], dd = s_delta[qc];
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const bool vis = l2 != neg_inf && (i < q_all[hh] || (q_first[hh] <= i && i < q_end[hh]) ||
-                                                 ((sparse_bits >> (16 * hh + 2 * qn + e)) & 1u));
-              const float pe = vis ? fast_exp2(fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2)) : 0.f;
-              st[nt][2 * hh + e] = pe;
-              dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
-            }
-          }
-
-          // ---- dV += P^T dO, dK += dS^T Q (A fragments from the C fragments) -----
-#pragma unroll
-        for (int pl = 0; pl < QTP / 2; ++pl) {
-          const int ps = qh * QTP / 2 + pl;  // the k16 query step in the visit
-          std::uint32_t ap[4], as[4];
-          ap[0] = pack2<T>(st[2 * pl][0], st[2 * pl][1]);
-          ap[1] = pack2<T>(st[2 * pl][2], st[2 * pl][3]);
-          ap[2] = pack2<T>(st[2 * pl + 1][0], st[2 * pl + 1][1]);
-          ap[3] = pack2<T>(st[2 * pl + 1][2], st[2 * pl + 1][3]);
-          as[0] = pack2<T>(dpt[2 * pl][0], dpt[2 * pl][1]);
-          as[1] = pack2<T>(dpt[2 * pl][2], dpt[2 * pl][3]);
-          as[2] = pack2<T>(dpt[2 * pl + 1][0], dpt[2 * pl + 1][1]);
-          as[3] = pack2<T>(dpt[2 * pl + 1][2], dpt[2 * pl + 1][3]);
-          const int qrow = ps * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-#pragma unroll
-          for (int dp = 0; dp < DT / 2; ++dp) {
-            std::uint32_t bo[4], bq[4];
-            ldmatrix_x4_trans(bo, sdO + off(qrow, 2 * dp + (lane >> 4)));
-            ldmatrix_x4_trans(bq, sQ + off(qrow, 2 * dp + (lane >> 4)));
-            mma_16816<T>(dv_acc[2 * dp], ap, bo[0], bo[1]);
-            mma_16816<T>(dv_acc[2 * dp + 1], ap, bo[2], bo[3]);
-            mma_16816<T>(dk_acc[2 * dp], as, bq[0], bq[1]);
-            mma_16816<T>(dk_acc[2 * dp + 1], as, bq[2], bq[3]);
-          }
-          // dS (query-major) to shared memory for dQ = dS K: the as registers hold
-          // keys (key_row + g, + 8) x queries (ps * 16 + 2t.., + 8).
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int kk = key_row + g + 8 * (r & 1), qq = ps * 16 + 2 * t + 8 * (r >> 1);
-            const std::uint32_t pair = as[r];
-            const std::uint16_t lo = static_cast<std::uint16_t>(pair & 0xFFFFu);
-            const std::uint16_t hi = static_cast<std::uint16_t>(pair >> 16);
-            reinterpret_cast<std::uint16_t*>(sdS)[qq * LDS + kk] = lo;
-            reinterpret_cast<std::uint16_t*>(sdS)[(qq + 1) * LDS + kk] = hi;
-          }
+        for (int dp = 0; dp < DT / 2; ++dp) {
+          std::uint32_t bo[4], bq[4];
+          ldmatrix_x4_trans(bo, sdO + off(qrow, 2 * dp + (lane >> 4)));
+          ldmatrix_x4_trans(bq, sQ + off(qrow, 2 * dp + (lane >> 4)));
+          mma_16816<T>(dv_acc[2 * dp], ap, bo[0], bo[1]);
+          mma_16816<T>(dv_acc[2 * dp + 1], ap, bo[2], bo[3]);
+          mma_16816<T>(dk_acc[2 * dp], as, bq[0], bq[1]);
+          mma_16816<T>(dk_acc[2 * dp + 1], as, bq[2], bq[3]);
         }
-      }
-      __syncthreads();
-
-      // ---- dQ rows dq_row.. (16), columns dq_col.. (DQ_COLS) += scale dS K, atomically into
-      // the accumulator, in chunks of DQ_DT n8 tiles.
-      const int dq_row = warp % K::WQM * 16, dq_col = warp / K::WQM * DQ_COLS;
+        // dS (query-major) to shared memory for dQ = dS K: the as registers hold
+        // keys (key_row + g, + 8) x queries (ps * 16 + 2t.., + 8).
 #pragma unroll
-      for (int cc = 0; cc < DQ_COLS / 8; cc += DQ_DT) {
-        const int c0 = dq_col / 8 + cc;
-        float dq[DQ_DT][4];
-#pragma unroll
-        for (int dt = 0; dt < DQ_DT; ++dt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < BN / 16; ++ks) {
-          std::uint32_t a[4];
-          ldmatrix_x4(a, sdS + off_ds(dq_row + (lane & 15), 2 * ks + (lane >> 4)));
-          const int krow = ks * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-#pragma unroll
-          for (int dp = 0; dp < DQ_DT / 2; ++dp) {
-            std::uint32_t bk[4];
-            ldmatrix_x4_trans(bk, sK + off(krow, c0 + 2 * dp + (lane >> 4)));
-            mma_16816<T>(dq[2 * dp], a, bk[0], bk[1]);
-            mma_16816<T>(dq[2 * dp + 1], a, bk[2], bk[3]);
-          }
-        }
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          const std::int64_t i = q0 + dq_row + g + 8 * hh;
-          if (i >= p.Nq) continue;
-          if (prm.dq_part) {  // deterministic: this key tile's own slice in the wave, plain stores
-            float* const row = prm.dq_part + ((kt * p.B * p.H * p.Nq) + head_row0 + i) * D + c0 * 8;
-#pragma unroll
-            for (int dt = 0; dt < DQ_DT; ++dt)
-              *reinterpret_cast<float2*>(row + dt * 8 + 2 * t) =
-                  make_float2(prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
-          } else {
-            float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
-#pragma unroll
-            for (int dt = 0; dt < DQ_DT; ++dt)
-              atomic_add2(row + dt * 8 + 2 * t, prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
-          }
+        for (int r = 0; r < 4; ++r) {
+          const int kk = key_row + g + 8 * (r & 1), qq = ps * 16 + 2 * t + 8 * (r >> 1);
+          const std::uint32_t pair = as[r];
+          const std::uint16_t lo = static_cast<std::uint16_t>(pair & 0xFFFFu);
+          const std::uint16_t hi = static_cast<std::uint16_t>(pair >> 16);
+          reinterpret_cast<std::uint16_t*>(sdS)[qq * LDS + kk] = lo;
+          reinterpret_cast<std::uint16_t*>(sdS)[(qq + 1) * LDS + kk] = hi;
         }
       }
     }
+  };
+  // One visit's dQ rows += scale dS K (reads sdS and sK only), atomically or to its slice.
+  auto visit_dq = [&](std::int64_t head_row0, std::int64_t q0) {
+    // ---- dQ rows dq_row.. (16), columns dq_col.. (DQ_COLS) += scale dS K, atomically into
+    // the accumulator, in chunks of DQ_DT n8 tiles.
+    const int dq_row = warp % K::WQM * 16, dq_col = warp / K::WQM * DQ_COLS;
+#pragma unroll
+    for (int cc = 0; cc < DQ_COLS / 8; cc += DQ_DT) {
+      const int c0 = dq_col / 8 + cc;
+      float dq[DQ_DT][4];
+#pragma unroll
+      for (int dt = 0; dt < DQ_DT; ++dt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
+#pragma unroll
+      for (int ks = 0; ks < BN / 16; ++ks) {
+        std::uint32_t a[4];
+        ldmatrix_x4(a, sdS + off_ds(dq_row + (lane & 15), 2 * ks + (lane >> 4)));
+        const int krow = ks * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+#pragma unroll
+        for (int dp = 0; dp < DQ_DT / 2; ++dp) {
+          std::uint32_t bk[4];
+          ldmatrix_x4_trans(bk, sK + off(krow, c0 + 2 * dp + (lane >> 4)));
+          mma_16816<T>(dq[2 * dp], a, bk[0], bk[1]);
+          mma_16816<T>(dq[2 * dp + 1], a, bk[2], bk[3]);
+        }
+      }
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const std::int64_t i = q0 + dq_row + g + 8 * hh;
+        if (i >= p.Nq) continue;
+        if (prm.dq_part) {  // deterministic: this key tile's own slice in the wave, plain stores
+          float* const row = prm.dq_part + ((kt * p.B * p.H * p.Nq) + head_row0 + i) * D + c0 * 8;
+#pragma unroll
+          for (int dt = 0; dt < DQ_DT; ++dt)
+            *reinterpret_cast<float2*>(row + dt * 8 + 2 * t) =
+                make_float2(prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
+        } else {
+          float* const row = prm.dq_acc + (head_row0 + i) * D + c0 * 8;
+#pragma unroll
+          for (int dt = 0; dt < DQ_DT; ++dt)
+            atomic_add2(row + dt * 8 + 2 * t, prm.scale * dq[dt][2 * hh], prm.scale * dq[dt][2 * hh + 1]);
+        }
+      }
+    }
+  };
+
+  if constexpr (K::prefetch) {
+    // The next visit's copies are issued once this visit's last reads of sQ, sdO, lse and D are
+    // done, and land during its dQ (one buffer: no registers held across the products).
+    std::int64_t h = h0, n = 0;
+    std::int64_t qt = next_visit(h, n);
+    if (qt >= 0) load_visit(h, qt);
+    while (qt >= 0) {
+      const std::int64_t head_row0 = (b * p.H + h) * p.Nq, q0 = qt * BM;
+      cp_async_wait<0>();
+      __syncthreads();  // this visit's rows are in; every warp is done with the last visit's sdS
+      visit_products(h, q0);
+      __syncthreads();  // sdS is whole; sQ, sdO, lse and D are free
+      ++n;
+      qt = next_visit(h, n);
+      if (qt >= 0) load_visit(h, qt);
+      visit_dq(head_row0, q0);
+    }
+  } else {
+    static_assert(!K::sparse, "the plain loop walks the causal bound only");
+    for (std::int64_t h = h0; h < h_end; ++h)
+      for (std::int64_t qt = 0; qt < n_qt; ++qt) {
+        if (!bwd_visits(p, qt, kt)) continue;
+        __syncthreads();  // the previous visit is done with sQ, sdO, sdS, lse and D
+        load_visit(h, qt);
+        cp_async_wait<0>();
+        __syncthreads();
+        visit_products(h, qt * BM);
+        __syncthreads();
+        visit_dq((b * p.H + h) * p.Nq, qt * BM);
+      }
   }
   cp_async_wait<0>();  // a key tile no query tile visits still waits for its copies
 
