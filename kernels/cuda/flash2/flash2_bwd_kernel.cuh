@@ -58,6 +58,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/launch.cuh"
@@ -133,21 +134,25 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
   auto off = [](int row, int chunk) { return row * LD + (chunk << 3); };
   auto off_ds = [](int row, int chunk) { return row * LDS + (chunk << 3); };
 
-  const std::int64_t kv_base = (b * p.Hkv + kvh) * p.Nkv * D;
-  {
-    const T* const gK = static_cast<const T*>(prm.k) + kv_base;
-    const T* const gV = static_cast<const T*>(prm.v) + kv_base;
+  // Rows [r0, r0 + R) of two [rows, D] tensors (a, b) into their padded tiles, zeros from
+  // row n on; the caller commits the group.
+  auto copy_rows = [&]<int R>(std::integral_constant<int, R>, T* sa, const T* ga, T* sb, const T* gb, std::int64_t r0,
+                              std::int64_t n) {
 #pragma unroll
-    for (int rep = 0; rep < BN * CH / K::threads; ++rep) {
+    for (int rep = 0; rep < R * CH / K::threads; ++rep) {
       const int idx = tid + rep * K::threads;
       const int row = idx / CH, c = idx % CH;
-      const bool ok = k0 + row < p.Nkv;
-      const std::int64_t o = ok ? (k0 + row) * D + c * 8 : 0;
-      cp_async_16(sK + off(row, c), gK + o, ok ? 16 : 0);
-      cp_async_16(sV + off(row, c), gV + o, ok ? 16 : 0);
+      const bool ok = r0 + row < n;
+      const std::int64_t o = ok ? (r0 + row) * D + c * 8 : 0;
+      cp_async_16(sa + off(row, c), ga + o, ok ? 16 : 0);
+      cp_async_16(sb + off(row, c), gb + o, ok ? 16 : 0);
     }
-    cp_async_commit();
-  }
+  };
+
+  const std::int64_t kv_base = (b * p.Hkv + kvh) * p.Nkv * D;
+  copy_rows(std::integral_constant<int, BN>{}, sK, static_cast<const T*>(prm.k) + kv_base, sV,
+            static_cast<const T*>(prm.v) + kv_base, k0, p.Nkv);
+  cp_async_commit();
 
   // dK, dV of this warp's 16 keys: rows g, g + 8 of the m16 tile, d-tile dt.
   float dk_acc[DT][4], dv_acc[DT][4];
@@ -216,17 +221,8 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
   // are zeros (lse and D too: the mask terms already leave those rows out, so their P is 0).
   auto load_visit = [&](std::int64_t h, std::int64_t qt) {
     const std::int64_t row0 = (b * p.H + h) * p.Nq, q0 = qt * BM;
-    const T* const gQ = static_cast<const T*>(prm.q) + row0 * D;
-    const T* const gdO = static_cast<const T*>(prm.d_o) + row0 * D;
-#pragma unroll
-    for (int rep = 0; rep < BM * CH / K::threads; ++rep) {
-      const int idx = tid + rep * K::threads;
-      const int row = idx / CH, c = idx % CH;
-      const bool ok = q0 + row < p.Nq;
-      const std::int64_t o = ok ? (q0 + row) * D + c * 8 : 0;
-      cp_async_16(sQ + off(row, c), gQ + o, ok ? 16 : 0);
-      cp_async_16(sdO + off(row, c), gdO + o, ok ? 16 : 0);
-    }
+    copy_rows(std::integral_constant<int, BM>{}, sQ, static_cast<const T*>(prm.q) + row0 * D, sdO,
+              static_cast<const T*>(prm.d_o) + row0 * D, q0, p.Nq);
     if (tid < BM) {
       const bool ok = q0 + tid < p.Nq;
       const std::int64_t o = ok ? row0 + q0 + tid : 0;
