@@ -13,6 +13,7 @@
 #   gpu_tests the GPU test binary as one process, restarted past a hung or crashed test
 #   fp8       flash3_fp8 (e4m3) beside flash3 (bf16) in one sweep (docs/cpu.md, "bf16 and fp8")
 #   bwd       bwd and fwd_bwd of flash2, cublas_unfused and the cuDNN rows (docs/backward.md)
+#   bwd_profile Nsight Compute's sections on flash2's backward kernel at hd 128, N 8k, both tiles
 #   bwd_peers PyTorch's FlashAttention-2, cuDNN and efficient backward on the bwd step's problems
 #   crossover causal flash2/flash3/cuDNN against the scans over L = 1k-64k (docs/alternatives.md)
 #   sweep     the quick sweep, resumed after a sticky error, hang or crash (resume_sweep.sh)
@@ -29,7 +30,7 @@
 # .prebuilt/attnbench-gpu.tar.gz), GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_BUDGET_S
 # (overall, default 470), GPU_CHECK_BUILD_S (240), GPU_CHECK_SMOKE_S (60), GPU_CHECK_SMOKE_WAIT_S
 # (5), GPU_CHECK_CEILINGS_S (45), GPU_CHECK_TESTS_S (120), GPU_CHECK_TEST_WAIT_S (10),
-# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (115), GPU_CHECK_BWD_PEERS_S (45), GPU_CHECK_BWD_ARGS,
+# GPU_CHECK_FP8_S (90), GPU_CHECK_BWD_S (115), GPU_CHECK_BWD_PROFILE_S (45), GPU_CHECK_BWD_PEERS_S (45), GPU_CHECK_BWD_ARGS,
 # GPU_CHECK_CROSSOVER_S (60), GPU_CHECK_CROSSOVER_ARGS, GPU_CHECK_PEERS_S (100), GPU_CHECK_STATIC=1 (run the static checks
 # here too), GPU_CHECK_SWEEP_ARGS (default "--preset quick --dtype bf16 --reps 5"), GPU_CHECK_FP8_ARGS,
 # GPU_CHECK_SMOKE_ARGS (extra smoke arguments), GPU_CHECK_ALLOW_NO_GPU=1 (the dry run: without
@@ -316,6 +317,27 @@ bwd_default=(--sweep-file "$out/bwd_sweep.json" --reps 5)
 if [[ -n "${GPU_CHECK_BWD_ARGS:-}" ]]; then bwd_args=(${GPU_CHECK_BWD_ARGS}); else bwd_args=("${bwd_default[@]}"); fi
 step bwd "$out/bwd.log" "${GPU_CHECK_BWD_S:-115}" "$root/scripts/resume_sweep.sh" --backend "$be" \
   "${bwd_args[@]}" "${ceilings[@]}" "${quarantine[@]}" --out "$out/bwd.json"
+# ---- the backward's profile: Nsight Compute on flash2's main backward kernel at the hd 128 target --
+# (docs/backward.md "Profile"): bf16, B 1, H 16, N 8k, d 128, no mask, at 64 x 64 and 64 x 128,
+# one launch each, with the sections that say what bounds it (tensor and shared-memory pipes, L2
+# atomics, occupancy, warp stalls): bwd_profile.ncu-rep, .csv (raw) and .details.csv, a few lines
+# in the summary. ncu reads the counters on the Firecracker runtime, not on gVisor
+# (shared/TOOLCHAIN.md): there the step fails in seconds. The dry run checks the command lines.
+prof_filter='flash2/cuda/bf16/B:1/H:16/Hkv:16/Nq:8192/Nkv:8192/d:128/mask:none/Br:64/Bc:(64|128)/pass:bwd'
+prof_args=(--backend cuda --variant flash2 --pass bwd --dtype bf16 --head-dim 128 --batch 1 --heads 16
+  --seq 8192 --mask none --block 64x64,64x128 "${quarantine[@]}")
+prof_opts=(--sections SpeedOfLight,ComputeWorkloadAnalysis,MemoryWorkloadAnalysis,WarpStateStats,Occupancy
+  --kernel-regex flash2_bwd_kernel)
+ncu_bin="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+if (( dry )); then
+  step bwd_profile "$out/bwd_profile.log" 30 "$root/scripts/profile_ncu.sh" --dry-run "${prof_opts[@]}" \
+    "$prof_filter" "$out/bwd_profile" -- "${prof_args[@]}"
+elif [[ -z "$ncu_bin" ]]; then
+  skip_step bwd_profile "no ncu (Nsight Compute) on PATH, in /usr/local/cuda/bin or /opt/nvidia/nsight-compute"
+else
+  step bwd_profile "$out/bwd_profile.log" "${GPU_CHECK_BWD_PROFILE_S:-45}" env NCU="$ncu_bin" ATTNBENCH_BIN="$bin" \
+    "$root/scripts/profile_ncu.sh" "${prof_opts[@]}" "$prof_filter" "$out/bwd_profile" -- "${prof_args[@]}"
+fi
 # ---- the backward's library peers: PyTorch's FlashAttention-2 backward (torch_sdpa_flash) --------
 # beside its cuDNN and memory-efficient ones, on bwd.json's problems in its order (the hd 128
 # target first), folded into bwd.json for the summary's backward table; the fp64 gradient

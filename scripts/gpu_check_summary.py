@@ -7,6 +7,7 @@ the fp8 and backward tables and the crossover. Every part reads what its step le
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import re
@@ -276,9 +277,59 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             lines.append(f"backward: {len(failed)} failed entries: "
                          + ", ".join(sorted({b.get('variant', '?') for b in failed})))
+    lines += profile_lines(out, "bwd_profile")
     lines += crossover_table(out)
     print("\n".join(lines))
     return 0
+
+
+# Nsight Compute's details page: the section metrics that say what bounds a kernel (names as
+# ncu prints them; those a version lacks are left out).
+PROFILE_METRICS = ("Duration", "Compute (SM) Throughput", "Memory Throughput", "L1/TEX Cache Throughput",
+                   "L2 Cache Throughput", "DRAM Throughput", "Issue Slots Busy", "Achieved Occupancy",
+                   "Warp Cycles Per Issued Instruction")
+STALL_RE = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
+
+
+def profile_lines(out: str, name: str) -> list[str]:
+    """Per profiled kernel of NAME.details.csv (profile_ncu.sh --sections): the section metrics
+    of PROFILE_METRICS, and from NAME.csv (the raw page) the 4 largest warp stall reasons, in
+    warps stalled per issued instruction."""
+    details = [ln for ln in read(os.path.join(out, f"{name}.details.csv")).splitlines() if ln.startswith('"')]
+    if not details:
+        return []
+    kernels: dict[str, dict[str, str]] = {}
+    label: dict[str, str] = {}
+    for r in csv.DictReader(details):
+        k = r.get("ID", "?")
+        label.setdefault(k, r.get("Kernel Name", "?").split("(")[0] +
+                         (f" block {r['Block Size']}" if r.get("Block Size") else ""))
+        if r.get("Metric Name") in PROFILE_METRICS:
+            unit = r.get("Metric Unit", "")
+            kernels.setdefault(k, {})[r["Metric Name"]] = f"{r.get('Metric Value', '?')} {unit}".strip()
+    stalls: dict[str, list[tuple[float, str]]] = {}
+    raw = [ln for ln in read(os.path.join(out, f"{name}.csv")).splitlines() if ln.startswith('"')]
+    if raw:
+        rows = list(csv.reader(raw))
+        for r in rows[2:]:  # after the header and the unit row
+            cells = dict(zip(rows[0], r))
+            found = []
+            for col, v in cells.items():
+                m = STALL_RE.match(col)
+                if not m:
+                    continue
+                try:
+                    found.append((float(v.replace(",", "")), m.group(1)))
+                except ValueError:
+                    pass
+            stalls[cells.get("ID", "?")] = sorted(found, reverse=True)[:4]
+    lines = ["", f"profile ({name}.details.csv, Nsight Compute)"]
+    for k in sorted(label, key=lambda x: int(x) if x.isdigit() else 0):
+        m = kernels.get(k, {})
+        lines.append(f"  {label[k]} (ID {k}): " + "; ".join(f"{n} {m[n]}" for n in PROFILE_METRICS if n in m))
+        if stalls.get(k):
+            lines.append("    stalls per issue: " + ", ".join(f"{r} {v:.2f}" for v, r in stalls[k]))
+    return lines
 
 
 def crossover_table(out: str) -> list[str]:

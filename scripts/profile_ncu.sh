@@ -27,6 +27,11 @@
 #                        without this)
 #   --nvtx-filter        also put FILTER into ncu's NVTX filter (regex:attnbench@.*(FILTER).*/
 #                        with / , @ escaped); belt and braces, not needed with attnbench's own filter
+#   --sections LIST      also collect these ncu sections (comma-separated identifiers, e.g.
+#                        SpeedOfLight,ComputeWorkloadAnalysis,MemoryWorkloadAnalysis,WarpStateStats:
+#                        what bounds a kernel) and write OUT_PREFIX.details.csv (--page details)
+#   --kernel-regex R     profile only the kernels whose names match R (ncu --kernel-name regex:R)
+#                        inside the ranges, e.g. a backward's main kernel without its forward
 #   -h, --help
 # Environment: NCU (ncu), ATTNBENCH_BIN (build/bin/attnbench), PYTHON (python3).
 set -euo pipefail
@@ -70,7 +75,7 @@ show() {
   echo "${words[*]}"
 }
 
-dry=0 json="" query_file="" nvtx_filter=0 pos=() extra=()
+dry=0 json="" query_file="" nvtx_filter=0 sections="" kernel_regex="" pos=() extra=()
 while (($#)); do
   case "$1" in
     --dry-run) dry=1 ;;
@@ -79,6 +84,10 @@ while (($#)); do
     --metrics-query) (($# >= 2)) || die "--metrics-query needs a file"; query_file="$2"; shift ;;
     --metrics-query=*) query_file="${1#*=}" ;;
     --nvtx-filter) nvtx_filter=1 ;;
+    --sections) (($# >= 2)) || die "--sections needs a list"; sections="$2"; shift ;;
+    --sections=*) sections="${1#*=}" ;;
+    --kernel-regex) (($# >= 2)) || die "--kernel-regex needs a regex"; kernel_regex="$2"; shift ;;
+    --kernel-regex=*) kernel_regex="${1#*=}" ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra+=("$@"); break ;;
     -*) if ((${#pos[@]} >= 1)); then extra+=("$@"); break; fi
@@ -153,17 +162,29 @@ else
   nvtx_include="regex:${DOMAIN}@.+/"
 fi
 
-profile_cmd=("$NCU" --nvtx --nvtx-include "$nvtx_include"
+section_args=()
+if [[ -n "$sections" ]]; then
+  IFS=, read -r -a section_list <<<"$sections"
+  for x in "${section_list[@]}"; do
+    [[ "$x" =~ ^[A-Za-z0-9_]+$ ]] || die "--sections: '$x' is not an ncu section identifier (ncu --list-sections)"
+    section_args+=(--section "$x")
+  done
+fi
+kernel_args=()
+[[ -n "$kernel_regex" ]] && kernel_args=(--kernel-name "regex:$kernel_regex")
+profile_cmd=("$NCU" --nvtx --nvtx-include "$nvtx_include" "${kernel_args[@]}"
   --clock-control none --cache-control all
-  --metrics "$metric_list"
+  --metrics "$metric_list" "${section_args[@]}"
   --force-overwrite --export "$out"
   "$BIN" sweep --profile --filter "$filter" "${extra[@]}")
 export_cmd=("$NCU" --import "$out.ncu-rep" --csv --page raw --print-units base)
+details_cmd=("$NCU" --import "$out.ncu-rep" --csv --page details --print-units base)
 merge_cmd=("$PY" "$here/ncu_merge.py" --json "$json" --csv "$out.csv" --out "$out.merged.json")
 
 if ((dry)); then
   show "${profile_cmd[@]}"
   echo "$(show "${export_cmd[@]}") > $(show "$out.csv")"
+  [[ -n "$sections" ]] && echo "$(show "${details_cmd[@]}") > $(show "$out.details.csv")"
   [[ -n "$json" ]] && show "${merge_cmd[@]}"
   exit 0
 fi
@@ -177,6 +198,10 @@ echo "+ $(show "${profile_cmd[@]}")" >&2
 "${profile_cmd[@]}"
 echo "+ $(show "${export_cmd[@]}") > $(show "$out.csv")" >&2
 "${export_cmd[@]}" > "$out.csv"
+if [[ -n "$sections" ]]; then
+  echo "+ $(show "${details_cmd[@]}") > $(show "$out.details.csv")" >&2
+  "${details_cmd[@]}" > "$out.details.csv"
+fi
 
 kernels=$(($(grep -c '^"' "$out.csv" || true) - 2))
 if ((kernels <= 0)); then
@@ -186,6 +211,7 @@ fi
 echo "profile_ncu: $kernels kernel(s) profiled" >&2
 echo "report: $out.ncu-rep   (ncu-ui $out.ncu-rep)"
 echo "csv:    $out.csv"
+[[ -n "$sections" ]] && echo "details: $out.details.csv"
 if [[ -n "$json" ]]; then
   echo "+ $(show "${merge_cmd[@]}")" >&2
   "${merge_cmd[@]}"

@@ -99,3 +99,38 @@ def test_compare_table_gives_each_builds_time_ratio_and_marks_bad_entries(tmp_pa
     assert "x2.000" in by_build["cut"] and "BAD" not in by_build["cut"]
     assert "BAD" not in by_build["old"] and " x" not in by_build["old"]
     assert any("cut: cut.json incomplete" in ln for ln in lines)
+
+
+# The profile step's files as Nsight Compute writes them (--csv, --print-units base): the details
+# page, one row per (kernel, section metric), and the raw page, a header and a unit row, one row
+# per kernel; lines ncu prints around them are not rows.
+DETAILS = '''==PROF== Connected to process 977
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","977","attnbench","gpu","void flash2_bwd_kernel<T>(flash2_bwd_params)","1","7","(128, 1, 1)","(128, 16, 1)","0","9.0","GPU Speed Of Light Throughput","Duration","nsecond","4700000"
+"0","977","attnbench","gpu","void flash2_bwd_kernel<T>(flash2_bwd_params)","1","7","(128, 1, 1)","(128, 16, 1)","0","9.0","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","61.2"
+"0","977","attnbench","gpu","void flash2_bwd_kernel<T>(flash2_bwd_params)","1","7","(128, 1, 1)","(128, 16, 1)","0","9.0","Occupancy","Theoretical Occupancy","%","12.5"
+"1","977","attnbench","gpu","void flash2_bwd_kernel<U>(flash2_bwd_params)","1","7","(256, 1, 1)","(64, 16, 1)","0","9.0","GPU Speed Of Light Throughput","L1/TEX Cache Throughput","%","80.5"
+'''
+RAW = '''"ID","Kernel Name","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio","smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio","smsp__average_warps_issue_stalled_wait_per_issue_active.ratio","smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio","dram__bytes_read.sum"
+"","","ratio","ratio","ratio","ratio","ratio","byte"
+"0","flash2_bwd_kernel","0.5","1.25","2.5","0.25","0.75","1,048,576"
+"1","flash2_bwd_kernel","0.1","n/a","0.3","0.2","0.4","0"
+'''
+
+
+def test_profile_lines_give_each_kernels_bounds_and_stalls(tmp_path: Path) -> None:
+    (tmp_path / "bwd_profile.details.csv").write_text(DETAILS)
+    (tmp_path / "bwd_profile.csv").write_text(RAW)
+    lines = gpu_check_summary.profile_lines(str(tmp_path), "bwd_profile")
+    assert lines[1] == "profile (bwd_profile.details.csv, Nsight Compute)"
+    assert lines[2] == ("  void flash2_bwd_kernel<T> block (128, 1, 1) (ID 0): Duration 4700000 nsecond; "
+                        "Compute (SM) Throughput 61.2 %")  # Theoretical Occupancy is not one of the bounds
+    assert lines[3] == "    stalls per issue: mio_throttle 2.50, short_scoreboard 1.25, math_pipe_throttle 0.75, barrier 0.50"
+    assert lines[4] == "  void flash2_bwd_kernel<U> block (256, 1, 1) (ID 1): L1/TEX Cache Throughput 80.5 %"
+    assert lines[5] == "    stalls per issue: math_pipe_throttle 0.40, mio_throttle 0.30, wait 0.20, barrier 0.10"  # n/a left out
+
+
+def test_no_profile_files_give_no_profile_lines(tmp_path: Path) -> None:
+    assert gpu_check_summary.profile_lines(str(tmp_path), "bwd_profile") == []
+    (tmp_path / "bwd_profile.details.csv").write_text("==ERROR== LibraryNotLoaded\n")
+    assert gpu_check_summary.profile_lines(str(tmp_path), "bwd_profile") == []

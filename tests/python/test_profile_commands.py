@@ -148,6 +148,32 @@ def test_profile_nvtx_filter_escapes_delimiters() -> None:
     assert include == r"regex:attnbench@.*(flash2\/cuda\/.*mask:local:256\,0).*/"
 
 
+def test_profile_sections_and_kernel_regex() -> None:
+    p = run(PROFILE, "--dry-run", "--sections", "SpeedOfLight,WarpStateStats", "--kernel-regex", "flash2_bwd_kernel",
+            NAME, "out/p")
+    assert p.returncode == 0, p.stderr
+    profile, export, details = commands(p.stdout)
+    ncu, _ = split_app(profile)
+    assert opt(ncu, "--kernel-name") == "regex:flash2_bwd_kernel"
+    assert [ncu[i + 1] for i, a in enumerate(ncu) if a == "--section"] == ["SpeedOfLight", "WarpStateStats"]
+    assert opt(ncu, "--metrics").split(",") == ROOFLINE_METRICS  # the roofline metrics still come
+    assert opt(export, "--page") == "raw" and export[-1] == "out/p.csv"
+    assert opt(details, "--page") == "details" and details[-1] == "out/p.details.csv"
+    bad = run(PROFILE, "--dry-run", "--sections", "Speed Of Light", NAME)
+    assert bad.returncode == 2 and "'Speed Of Light' is not an ncu section identifier" in bad.stderr
+
+
+def test_full_run_with_sections_exports_details(tmp_path: Path) -> None:
+    env = fake_tools(tmp_path, FIXTURES / "ncu_raw.csv", query=None)
+    p = run_real(env, "--sections", "WarpStateStats", "--kernel-regex", "bwd", NAME, str(tmp_path / "p"))
+    assert p.returncode == 0, p.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    assert any(line.startswith("ncu --nvtx") and "--kernel-name regex:bwd" in line and "--section WarpStateStats" in line
+               for line in log)
+    assert f"ncu --import {tmp_path / 'p'}.ncu-rep --csv --page details --print-units base" in log
+    assert (tmp_path / "p.details.csv").exists() and "details:" in p.stdout
+
+
 def test_profile_usage_errors() -> None:
     p = run(PROFILE)
     assert p.returncode == 2 and "FILTER" in p.stderr
@@ -239,7 +265,7 @@ case " $* " in
      while (($#)); do
        case "$1" in
          --export) out="$2"; shift 2 ;;
-         --nvtx-include|--clock-control|--cache-control|--metrics) shift 2 ;;
+         --nvtx-include|--clock-control|--cache-control|--metrics|--section|--kernel-name) shift 2 ;;
          --*) shift ;;
          *) break ;;
        esac
