@@ -36,8 +36,8 @@ Masks follow core/mask.hpp: queries aligned to the end of the keys (i' = i + Nkv
 SDPA gets is_causal only when Nq == Nkv, causal_lower_right (bottom-right causal, no mask
 tensor) when Nq < Nkv, and an explicit boolean mask otherwise. Masks with sparse terms
 (strided, random, layout) are the harness's own: `attnbench mask` writes their visibility
-(--attnbench), SDPA gets it as a boolean mask and FlexAttention as its mask_mod (a per-head
-layout is skipped saying so).
+(--attnbench), SDPA gets it as a boolean mask ([H, Nq, Nkv] for a per-head layout) and
+FlexAttention as its mask_mod (indexed by head where the layout has one per head).
 Timing: CUDA events with the L2 flushed (a buffer of twice the L2 written) before every
 launch, one event pair per launch; on the CPU wall time (steady clock), each run after an
 LLC eviction (twice the last-level cache written) when the sweep evicted (--cpu-cache); the
@@ -193,6 +193,11 @@ def window(p: Problem, rows: np.ndarray, shift: Optional[int] = None) -> tuple[n
 ATTNBENCH_BIN: list[str] = []  # the binary `attnbench mask` runs from (main: --attnbench)
 
 
+# The largest per-head visibility (heads x Nq x Nkv bytes) peers.py builds: the file, the array
+# and its copy on the device; a mask the same for every head is one Nq x Nkv.
+PER_HEAD_MASK_LIMIT = 1 << 30
+
+
 @functools.lru_cache(maxsize=4)
 def _sparse_visibility(mask: str, nq: int, nkv: int, heads: int) -> np.ndarray:
     if not ATTNBENCH_BIN:
@@ -207,24 +212,43 @@ def _sparse_visibility(mask: str, nq: int, nkv: int, heads: int) -> np.ndarray:
         if r.returncode != 0:
             raise Unsupported(f"attnbench mask: {one_line(r.stderr.strip())}")
         vis = np.load(out)
-    if vis.shape[0] != 1:
-        raise Unsupported(f"mask '{mask}' differs per head (a per-head layout): peers.py passes one mask to "
-                          "every head")
-    return vis[0].astype(bool)
+    return vis.astype(bool)
 
 
 def sparse_visibility(p: Problem) -> np.ndarray:
-    """Boolean [Nq, Nkv] of a mask with sparse terms, from `attnbench mask` (core/mask.hpp
-    is_visible); Unsupported without the binary or for a per-head layout."""
+    """Boolean [heads, Nq, Nkv] of a mask with sparse terms, from `attnbench mask` (core/mask.hpp
+    is_visible): heads is 1 unless a block layout differs per head, then H. Unsupported without
+    the binary, or for a per-head mask over PER_HEAD_MASK_LIMIT bytes."""
+    if p.H * p.Nq * p.Nkv > PER_HEAD_MASK_LIMIT and mask_per_head(p.mask):
+        raise Unsupported(f"mask '{p.mask}' differs per head: its visibility would take H Nq Nkv = "
+                          f"{p.H * p.Nq * p.Nkv / 2**30:.1f} GiB (peers.py's limit {PER_HEAD_MASK_LIMIT / 2**30:g})")
     return _sparse_visibility(p.mask, p.Nq, p.Nkv, p.H)
 
 
-def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False) -> np.ndarray:
-    """Boolean [len(rows), Nkv]: key j visible to query row i. misalign (a negative control
-    only) aligns the queries to the start of the keys (top-left) instead of the end, and
-    shifts a sparse mask one key to the right."""
+def mask_per_head(mask: str) -> bool:
+    """A block layout of more than one head (the .npy's first dimension); only its header is read."""
+    for term in mask.split("+"):
+        if term.startswith("layout:"):
+            path = term.split(":", 2)[-1]
+            try:
+                with open(path, "rb") as f:
+                    major, _ = np.lib.format.read_magic(f)
+                    shape = (np.lib.format.read_array_header_1_0(f) if major == 1
+                             else np.lib.format.read_array_header_2_0(f))[0]
+            except (OSError, ValueError):
+                return False  # `attnbench mask` reports it
+            if len(shape) == 3 and shape[0] > 1:
+                return True
+    return False
+
+
+def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False, head: int = 0) -> np.ndarray:
+    """Boolean [len(rows), Nkv]: key j visible to query row i of query head `head` (which matters
+    only for a per-head layout). misalign (a negative control only) aligns the queries to the start
+    of the keys (top-left) instead of the end, and shifts a sparse mask one key to the right."""
     if p.m.kind == "sparse":
-        vis = sparse_visibility(p)[rows]
+        sv = sparse_visibility(p)
+        vis = sv[head if sv.shape[0] > 1 else 0][rows]
         return np.roll(vis, 1, axis=1) if misalign else vis
     lo, hi = window(p, rows, shift=0 if misalign else None)
     j = np.arange(p.Nkv)[None, :]
@@ -236,10 +260,12 @@ def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False) -> np.n
     return vis
 
 
-def visible_pairs_per_head(p: Problem) -> int:
-    """Exact visible (query, key) pairs of one (batch, head), like core/mask.hpp visible_keys."""
+def visible_pairs_per_head(p: Problem) -> float:
+    """Exact visible (query, key) pairs of one (batch, head), like core/mask.hpp visible_keys
+    (their mean over the heads for a per-head layout)."""
     if p.m.kind == "sparse":
-        return int(sparse_visibility(p).sum())
+        sv = sparse_visibility(p)
+        return int(sv.sum()) / sv.shape[0]
     rows = np.arange(p.Nq, dtype=np.int64)
     lo, hi = window(p, rows)
     g = min(p.m.global_, p.Nkv)
@@ -441,7 +467,7 @@ def reference_rows(p: Problem, q, k, v, rows: np.ndarray):
         b, h = divmod(int(bh), p.H)
         i = rows[sel] % p.Nq
         s = (q64[b, h, torch.from_numpy(i)] @ k64[b, h // group].T) * scale
-        vis = torch.from_numpy(visible_matrix(p, i))
+        vis = torch.from_numpy(visible_matrix(p, i, head=h))
         s = s.masked_fill(~vis, -math.inf)
         mx = s.max(dim=1, keepdim=True).values
         w = torch.exp(s - torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx)))
@@ -507,8 +533,41 @@ def sdpa_call(p: Problem, q, k, v, misalign: bool) -> Callable[[], Any]:
         else:
             bias = causal_lower_right(p.Nq, p.Nkv)
             return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=bias, **gqa)
-    mask = torch.from_numpy(visible_matrix(p, np.arange(p.Nq), misalign)).to(q.device)
+    mask = torch.from_numpy(visible_heads(p, misalign)).to(q.device)  # [1 or H, Nq, Nkv]: broadcast over B
     return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **gqa)
+
+
+def visible_heads(p: Problem, misalign: bool = False) -> np.ndarray:
+    """Boolean [heads, Nq, Nkv] of the whole mask: heads H for a per-head layout, else 1."""
+    rows = np.arange(p.Nq)
+    per_head = p.m.kind == "sparse" and sparse_visibility(p).shape[0] > 1
+    return np.stack([visible_matrix(p, rows, misalign, h) for h in range(p.H if per_head else 1)])
+
+
+def flex_mask_mod(p: Problem, misalign: bool, device: str):
+    """FlexAttention's mask_mod of p's mask (core/mask.hpp: queries aligned to the end of the
+    keys), the heads argument of create_block_mask (H for a per-head layout, else None: every
+    head alike) and whether every pair is visible (no block mask)."""
+    import torch
+    m = p.m
+    shift = 0 if misalign else p.Nkv - p.Nq
+    left, right, g = m.left, m.right, m.global_
+    vis_t = torch.from_numpy(visible_heads(p, misalign)).to(device) if m.kind == "sparse" else None
+    per_head = vis_t is not None and vis_t.shape[0] > 1
+
+    def mask_mod(b, h, qi, kj):
+        if vis_t is not None:
+            return vis_t[h, qi, kj] if per_head else vis_t[0, qi, kj]
+        if m.kind == "causal":
+            vis = kj <= qi + shift
+        elif m.kind == "local":
+            vis = (kj >= qi + shift - left) & (kj <= qi + shift + right)
+        else:
+            vis = kj >= 0
+        if g:
+            vis = vis | (kj < g) | (qi < g)
+        return vis
+    return mask_mod, (p.H if per_head else None), m.kind == "none" and not g
 
 
 SDPA_BACKEND = {"torch_sdpa_flash": "FLASH_ATTENTION", "torch_sdpa_efficient": "EFFICIENT_ATTENTION",
@@ -567,26 +626,8 @@ class Peers:
             if hasattr(cfg, "fail_on_recompile_limit_hit"):  # never fall back to eager silently
                 cfg.fail_on_recompile_limit_hit = True
             self._flex = torch.compile(flex_attention, dynamic=False)
-        m = p.m
-        shift = 0 if self.misalign else p.Nkv - p.Nq
-        left, right, g = m.left, m.right, m.global_
-        vis_t = (torch.from_numpy(visible_matrix(p, np.arange(p.Nq), self.misalign)).to(self.device)
-                 if m.kind == "sparse" else None)
-
-        def mask_mod(b, h, qi, kj):
-            if vis_t is not None:
-                return vis_t[qi, kj]
-            if m.kind == "causal":
-                vis = kj <= qi + shift
-            elif m.kind == "local":
-                vis = (kj >= qi + shift - left) & (kj <= qi + shift + right)
-            else:
-                vis = kj >= 0
-            if g:
-                vis = vis | (kj < g) | (qi < g)
-            return vis
-        full = m.kind == "none" and not g
-        block_mask = None if full else create_block_mask(mask_mod, None, None, p.Nq, p.Nkv, device=self.device)
+        mask_mod, heads, full = flex_mask_mod(p, self.misalign, self.device)
+        block_mask = None if full else create_block_mask(mask_mod, None, heads, p.Nq, p.Nkv, device=self.device)
         gqa = p.Hkv != p.H
         fn = self._flex
         t0 = time.perf_counter()
@@ -985,11 +1026,14 @@ def reference_grads(p: Problem, q, k, v, d_o):
     dev = q.device if q.is_cuda else torch.device("cpu")
     q64, k64, v64, do64 = (t.detach().to(dev, torch.float64) for t in (q, k, v, d_o))
     dq, dk, dv = torch.zeros_like(q64), torch.zeros_like(k64), torch.zeros_like(v64)
-    vis = torch.from_numpy(visible_matrix(p, np.arange(p.Nq))).to(dev)
+    rows = np.arange(p.Nq)
+    vis_heads = [torch.from_numpy(visible_matrix(p, rows, head=h)).to(dev)
+                 for h in range(p.H if p.m.kind == "sparse" and sparse_visibility(p).shape[0] > 1 else 1)]
     group, scale = p.H // p.Hkv, 1.0 / math.sqrt(p.d)
     for b in range(p.B):
         for h in range(p.H):
             qh, kh, vh = (x.clone().requires_grad_() for x in (q64[b, h], k64[b, h // group], v64[b, h // group]))
+            vis = vis_heads[h if len(vis_heads) > 1 else 0]
             s = (qh @ kh.T * scale).masked_fill(~vis, -math.inf)
             mx = s.max(dim=1, keepdim=True).values.detach()
             w = torch.exp(s - torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx)))

@@ -441,7 +441,7 @@ def test_sparse_masks_run_the_harness_mask_and_pass_the_fp64_checks(sparse_sweep
     p = peers.Problem("g", "fp32", 1, 4, 2, 64, 96, 32, "causal+strided:4,8")
     peers.ATTNBENCH_BIN[:] = [BIN]
     vis = peers.sparse_visibility(p)
-    assert vis.shape == (64, 96) and 0 < vis.sum() < 64 * 96
+    assert vis.shape == (1, 64, 96) and 0 < vis.sum() < 64 * 96
     assert peers.visible_pairs_per_head(p) == int(vis.sum())
 
 
@@ -451,13 +451,60 @@ def test_a_shifted_sparse_mask_fails_the_checks(sparse_sweep, tmp_path):
     assert entries and all(e["status"] == "ok" and e["err_ok"] is False for e in entries), entries
 
 
-def test_sparse_masks_without_the_binary_or_per_head_are_skipped_saying_why(sparse_sweep, tmp_path):
+def test_sparse_masks_without_the_binary_are_skipped_saying_why(sparse_sweep, tmp_path):
     entries = run_peers(sparse_sweep, tmp_path / "nobin.json", "--variants", "torch_sdpa",
                         "--attnbench", str(tmp_path / "missing"))
     assert entries and all(e["status"] == "skipped" and "attnbench mask" in e["error_message"] for e in entries)
-    layout = tmp_path / "heads.npy"
-    np.save(layout, (np.arange(2 * 4 * 6).reshape(2, 4, 6) % 3 == 0).astype(np.uint8))
-    p = peers.Problem("g", "fp32", 1, 2, 2, 64, 96, 32, f"layout:16:{layout}")
+
+
+# A block layout per query head (4 heads over 2 KV heads, blocks of 16 over 64 x 96): head h keeps
+# block (i, j) where (h + i + 2 j) % 3 != 0: adjacent heads see other pairs (heads 0 and 3 alike).
+@pytest.fixture(scope="module")
+def per_head_sweep(tmp_path_factory):
+    layout = tmp_path_factory.mktemp("layout") / "heads.npy"
+    h, i, j = np.meshgrid(np.arange(4), np.arange(4), np.arange(6), indexing="ij")
+    np.save(layout, ((h + i + 2 * j) % 3 != 0).astype(np.uint8))
+    return harness_sweep(tmp_path_factory, "peers_per_head",
+                         ["--backend", "cpu", "--variant", "flash2", "--nq", "64", "--nkv", "96", "--heads", "4",
+                          "--kv-heads", "2", "--head-dim", "32", "--mask", f"layout:16:{layout}",
+                          "--pass", "fwd,bwd", "--no-ceilings", "--reps", "1"]), f"layout:16:{layout}"
+
+
+def test_a_per_head_layout_is_each_heads_own_mask_and_passes_the_fp64_checks(per_head_sweep, tmp_path):
+    sweep, mask = per_head_sweep
+    entries = run_peers(sweep, tmp_path / "p.json", "--variants", "torch_sdpa,torch_sdpa_math")
+    assert len(entries) == 2 * 2 and all(e["status"] == "ok" and e["err_ok"] is True for e in entries), entries
+    p = peers.Problem("g", "fp32", 1, 4, 2, 64, 96, 32, mask)
     peers.ATTNBENCH_BIN[:] = [BIN]
-    with pytest.raises(peers.Unsupported, match="per-head layout"):
-        peers.sparse_visibility(p)
+    vis = peers.sparse_visibility(p)
+    assert vis.shape == (4, 64, 96)
+    assert not vis[0, 0, 0] and vis[2, 0, 0]  # block (0, 0): dropped by head 0, kept by head 2
+    assert all(not np.array_equal(vis[a], vis[a + 1]) for a in range(3))
+    # FlexAttention's mask_mod, per head, is the same visibility (no compile needed to evaluate it).
+    import torch
+    mask_mod, heads, full = peers.flex_mask_mod(p, False, "cpu")
+    assert heads == 4 and not full
+    qi, kj = torch.arange(64)[:, None], torch.arange(96)[None, :]
+    for h in range(4):
+        assert np.array_equal(mask_mod(torch.tensor(0), torch.tensor(h), qi, kj).numpy(), vis[h]), h
+    # The per-head bytes limit: over it, skipped saying so.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(peers, "PER_HEAD_MASK_LIMIT", 4 * 64 * 96 - 1)
+        with pytest.raises(peers.Unsupported, match="differs per head"):
+            peers.sparse_visibility(p)
+
+
+def test_a_per_head_layout_given_one_heads_mask_fails_the_checks(per_head_sweep, tmp_path, monkeypatch):
+    """Negative control: every head given head 0's layout (the reference keeps each head's own)."""
+    p = peers.Problem("g", "fp32", 1, 4, 2, 64, 96, 32, per_head_sweep[1], flops=1.0, bytes_min=1.0,
+                      tolerance=1e-4, grad_tolerance=1e-4, pass_="bwd")
+    peers.ATTNBENCH_BIN[:] = [BIN]
+    inputs = peers.make_inputs(p, "cpu")
+    args = argparse.Namespace(reps=1, rep_time=0.001, row_models={})
+    pe = peers.Peers("cpu", False, 1.0)
+    e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, {}, args, "torch", None)
+    assert e["status"] == "ok" and e["err_ok"] is True, e  # control: each head its own
+    real = peers.visible_heads
+    monkeypatch.setattr(peers, "visible_heads", lambda q, misalign=False: real(q, misalign)[:1])
+    e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, {}, args, "torch", None)
+    assert e["status"] == "ok" and e["err_ok"] is False, e
