@@ -219,10 +219,11 @@ def sparse_visibility(p: Problem) -> np.ndarray:
     """Boolean [heads, Nq, Nkv] of a mask with sparse terms, from `attnbench mask` (core/mask.hpp
     is_visible): heads is 1 unless a block layout differs per head, then H. Unsupported without
     the binary, or for a per-head mask over PER_HEAD_MASK_LIMIT bytes."""
-    if p.H * p.Nq * p.Nkv > PER_HEAD_MASK_LIMIT and mask_per_head(p.mask):
+    per_head = mask_per_head(p.mask)
+    if per_head and p.H * p.Nq * p.Nkv > PER_HEAD_MASK_LIMIT:
         raise Unsupported(f"mask '{p.mask}' differs per head: its visibility would take H Nq Nkv = "
                           f"{p.H * p.Nq * p.Nkv / 2**30:.1f} GiB (peers.py's limit {PER_HEAD_MASK_LIMIT / 2**30:g})")
-    return _sparse_visibility(p.mask, p.Nq, p.Nkv, p.H)
+    return _sparse_visibility(p.mask, p.Nq, p.Nkv, p.H if per_head else 1)  # one cache entry for every H
 
 
 def mask_per_head(mask: str) -> bool:
