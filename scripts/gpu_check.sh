@@ -328,7 +328,8 @@ prof_args=(--backend cuda --variant flash2 --pass bwd --dtype bf16 --head-dim 12
   --seq 8192 --mask none --block 64x64,64x128 "${quarantine[@]}")
 prof_opts=(--sections SpeedOfLight,ComputeWorkloadAnalysis,MemoryWorkloadAnalysis,WarpStateStats,Occupancy
   --kernel-regex flash2_bwd_kernel)
-ncu_bin="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+ncu_bin="$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null ||
+  ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1)"  # the newest /opt copy
 if (( dry )); then
   step bwd_profile "$out/bwd_profile.log" 30 "$root/scripts/profile_ncu.sh" --dry-run "${prof_opts[@]}" \
     "$prof_filter" "$out/bwd_profile" -- "${prof_args[@]}"

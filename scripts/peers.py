@@ -226,21 +226,23 @@ def sparse_visibility(p: Problem) -> np.ndarray:
     return _sparse_visibility(p.mask, p.Nq, p.Nkv, p.H if per_head else 1)  # one cache entry for every H
 
 
+@functools.lru_cache(maxsize=16)
 def mask_per_head(mask: str) -> bool:
-    """A block layout of more than one head (the .npy's first dimension); only its header is read."""
-    for term in mask.split("+"):
-        if term.startswith("layout:"):
-            path = term.split(":", 2)[-1]
-            try:
-                with open(path, "rb") as f:
-                    major, _ = np.lib.format.read_magic(f)
-                    shape = (np.lib.format.read_array_header_1_0(f) if major == 1
-                             else np.lib.format.read_array_header_2_0(f))[0]
-            except (OSError, ValueError):
-                return False  # `attnbench mask` reports it
-            if len(shape) == 3 and shape[0] > 1:
-                return True
-    return False
+    """A block layout of more than one head (the .npy's first dimension); only its header is read.
+    Terms split at '+' except that layout:b:PATH takes the rest of the string (core/problem.cpp)."""
+    rest = mask
+    while rest and not rest.startswith("layout:"):
+        rest = rest.partition("+")[2]
+    if not rest:
+        return False
+    try:
+        with open(rest.split(":", 2)[-1], "rb") as f:
+            major, _ = np.lib.format.read_magic(f)
+            read_header = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape = read_header(f)[0]
+    except (OSError, ValueError):
+        return False  # `attnbench mask` reports it
+    return len(shape) == 3 and shape[0] > 1
 
 
 def visible_matrix(p: Problem, rows: np.ndarray, misalign: bool = False, head: int = 0) -> np.ndarray:

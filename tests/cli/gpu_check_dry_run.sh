@@ -44,13 +44,13 @@ expect "^step fp8 +ok"
 expect "^step bwd +ok"
 expect "^flash2 bwd fp32 +256 +64 +64x64 +causal .* ok$"
 expect "^naive fwd_bwd fp32 +256 +64 +64x64 +none .* ok$"
-# The backward's peers on the bwd step's problems: on the cpu torch's flash backend runs (the
-# efficient and cuDNN ones are skipped: no CPU kernel), merged into bwd.json.
-expect "^step bwd_profile +ok"
 # The profile's command lines (profile_ncu.sh --dry-run): the main kernel only, the sections.
+expect "^step bwd_profile +ok"
 grep -q -- "--kernel-name regex:flash2_bwd_kernel" "$work/out/bwd_profile.log" &&
   grep -q -- "--section WarpStateStats" "$work/out/bwd_profile.log" &&
   grep -q -- "--page details" "$work/out/bwd_profile.log" || fail "bwd_profile.log lacks the ncu command lines"
+# The backward's peers on the bwd step's problems: on the cpu torch's flash backend runs (the
+# efficient and cuDNN ones are skipped: no CPU kernel), merged into bwd.json.
 expect "^step bwd_peers +ok"
 expect "^torch_sdpa_flash bwd fp32 +256 +64 +lib +causal .* ok$"
 expect "^step crossover +ok"

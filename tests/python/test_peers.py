@@ -508,3 +508,13 @@ def test_a_per_head_layout_given_one_heads_mask_fails_the_checks(per_head_sweep,
     monkeypatch.setattr(peers, "visible_heads", lambda q, misalign=False: real(q, misalign)[:1])
     e = peers.run_one(pe, "torch", "torch_sdpa", p, inputs, {}, args, "torch", None)
     assert e["status"] == "ok" and e["err_ok"] is False, e
+
+
+def test_mask_per_head_reads_the_layouts_heads_as_the_harness_parses_the_mask(tmp_path):
+    """layout:b:PATH takes the rest of the mask (core/problem.cpp), '+' in PATH included."""
+    heads = tmp_path / "a+b.npy"
+    np.save(heads, np.ones((4, 2, 3), np.uint8))
+    np.save(tmp_path / "one.npy", np.ones((1, 2, 3), np.uint8))
+    assert peers.mask_per_head(f"causal+layout:16:{heads}") and peers.mask_per_head(f"layout:8:{heads}")
+    assert not peers.mask_per_head(f"layout:16:{tmp_path / 'one.npy'}")
+    assert not peers.mask_per_head("causal+random:16,2") and not peers.mask_per_head("layout:16:/missing.npy")
