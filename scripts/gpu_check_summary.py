@@ -2,7 +2,7 @@
 """summary.txt of scripts/gpu_check.sh OUT_DIR (docs/gpu.md): device, binaries, steps,
 the smoke verdict per row (pass / wrong / crash / hang), GPU test counts, kernel resources,
 ceilings, per variant the best TFLOP/s, GB/s, largest error and PASS/FAIL of the quick sweep,
-the fp8 and backward tables and the crossover. Every part reads what its step left, also when the step was cut off
+the fp8 and backward tables (with issue 24's target line), the profile's bounds and stalls and the crossover. Every part reads what its step left, also when the step was cut off
 (a sweep's results log when its JSON is missing)."""
 from __future__ import annotations
 
@@ -277,10 +277,38 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             lines.append(f"backward: {len(failed)} failed entries: "
                          + ", ".join(sorted({b.get('variant', '?') for b in failed})))
+        lines.append(bwd_target_line(rows))
     lines += profile_lines(out, "bwd_profile")
     lines += crossover_table(out)
     print("\n".join(lines))
     return 0
+
+
+# Issue 24's GPU target: the FA2-style backward (flash2) at hd 128, bf16, no mask, N 8k-16k.
+BWD_TARGET_TFLOPS = 300.0
+
+
+def bwd_target_line(rows: list[dict]) -> str:
+    """The best correct flash2 bwd TFLOP/s per tile on the target's problems against the target,
+    beside the libraries' best on the same problems."""
+    def on_target(b: dict) -> bool:
+        return (b.get("pass") == "bwd" and b.get("dtype") == "bf16" and b.get("d") == 128 and b.get("mask") == "none"
+                and b.get("Nq") == b.get("Nkv") and 8192 <= (b.get("Nq") or 0) <= 16384
+                and b.get("err_ok") is not False and b.get("grad_err") is not None and bool(b.get("tflops")))
+    best: dict[str, float] = {}
+    for b in filter(on_target, rows):
+        who = (f"{b.get('Br')}x{b.get('Bc')}" if b.get("variant") == "flash2" and not b.get("peer")
+               else str(b.get("variant")))
+        best[who] = max(best.get(who, 0.0), float(b["tflops"]))
+    ours = {k: v for k, v in best.items() if "x" in k and k[0].isdigit()}
+    head = f"target (issue 24: flash2 bwd, bf16, d 128, no mask, N 8k-16k, >= {BWD_TARGET_TFLOPS:.0f} TFLOP/s): "
+    if not ours:
+        return head + "no correct flash2 entry on those problems"
+    top = max(ours.values())
+    verdict = "met" if top >= BWD_TARGET_TFLOPS else "not met"
+    others = [f"{k} {v:.0f}" for k, v in sorted(best.items()) if k not in ours]
+    return (head + ", ".join(f"{k} {v:.0f}" for k, v in sorted(ours.items())) + f": {verdict}"
+            + (f" (beside {', '.join(others)})" if others else ""))
 
 
 # Nsight Compute's details page: the section metrics that say what bounds a kernel (names as

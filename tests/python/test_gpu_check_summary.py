@@ -134,3 +134,19 @@ def test_no_profile_files_give_no_profile_lines(tmp_path: Path) -> None:
     assert gpu_check_summary.profile_lines(str(tmp_path), "bwd_profile") == []
     (tmp_path / "bwd_profile.details.csv").write_text("==ERROR== LibraryNotLoaded\n")
     assert gpu_check_summary.profile_lines(str(tmp_path), "bwd_profile") == []
+
+
+def test_the_bwd_target_line_takes_correct_target_entries_only() -> None:
+    def e(tflops: float, bc: int = 64, **kw) -> dict:
+        return {"variant": "flash2", "pass": "bwd", "dtype": "bf16", "d": 128, "mask": "none", "Nq": 8192,
+                "Nkv": 8192, "Br": 64, "Bc": bc, "status": "ok", "err_ok": True, "grad_err": 3e-3, "tflops": tflops,
+                **kw}
+    rows = [e(206.0), e(251.0, 128), e(240.0, 128, Nq=16384, Nkv=16384),
+            e(900.0, 128, err_ok=False),  # a wrong gradient's speed does not count
+            e(800.0, 128, d=64), e(700.0, 128, mask="causal"), e(600.0, 128, Nq=4096, Nkv=4096),
+            e(500.0, 128, **{"pass": "fwd_bwd"}),
+            e(541.0, 0, variant="cudnn_sdpa"), e(322.0, 0, variant="torch_sdpa_flash", peer=True, Br=0)]
+    line = gpu_check_summary.bwd_target_line(rows)
+    assert line.endswith("64x128 251, 64x64 206: not met (beside cudnn_sdpa 541, torch_sdpa_flash 322)"), line
+    assert gpu_check_summary.bwd_target_line(rows + [e(301.0)]).split(": ", 2)[-1].startswith("64x128 251, 64x64 301: met")
+    assert gpu_check_summary.bwd_target_line(rows[3:]).endswith("no correct flash2 entry on those problems")
