@@ -93,6 +93,11 @@ ab_emu_negative_header(flash2_bwd_list_drops_last flash2_bwd ${k}/flash2/flash2_
 ab_emu_negative_header(flash2_bwd_prefetch_not_waited flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
   "q0 = qt * BM; cp_async_wait<0>();" "q0 = qt * BM; cp_async_wait<1>();"
   gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
+# (b6) a visit taken as whole (no per-element mask) when its first row is past a key's first
+# visible row: causal's diagonal tiles then give the masked pairs their P.
+ab_emu_negative_header(flash2_bwd_whole_visit_too_wide flash2_bwd ${k}/flash2/flash2_bwd_kernel.cuh
+  "((q_first[hh] <= q0) & (q0 + BM <= q_end[hh]))" "((q_first[hh] < q0 + BM) & (q0 + BM <= q_end[hh]))"
+  gtest --gtest_filter=CudaFlash2Bwd.MatchesFp64ReferenceOnSmallShapes)
 # (b4) the head splits' reduce dropping the last split's dK, dV part (every GQA case of the
 # small shapes splits its group whole).
 ab_emu_negative(flash2_bwd_dkv_drops_last_split flash2_bwd ${k}/flash2/flash2_bwd_prepost.cu

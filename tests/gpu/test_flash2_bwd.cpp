@@ -62,6 +62,7 @@ const bwd_case cases[] = {
     {1, 4, 2, 70, 133, 64, dtype::fp16, "causal+random:16,2", pass_kind::bwd},        // clipped random blocks
     {1, 2, 1, 100, 90, 64, dtype::bf16, "global:2+strided:4,3", pass_kind::fwd_bwd},  // strides, no base
     {1, 4, 2, 70, 133, 128, dtype::bf16, "causal+random:16,2", pass_kind::bwd},       // d 128 (64 x 64 only)
+    {1, 2, 1, 64, 128, 128, dtype::bf16, "none", pass_kind::bwd},  // whole visits at 64 x 128 (no ragged edge)
 };
 
 // A per-head block layout (4 query heads over 2 KV heads, blocks of 16), written once: head h

@@ -91,6 +91,11 @@ struct flash2_bwd_traits {
   // across the dQ spilled 8-32 bytes (with halves it fit); two CTAs per SM overlap one's copies
   // with the other's products there.
   static constexpr bool prefetch = !(D == 128 && BN == 64 && !sparse);
+  // A visit whose pairs are all visible skips the per-element mask (kernel body): per visit
+  // 1137 instead of 1388 SASS instructions at 64 x 128 d 128, 864 instead of 1176 at 64 x 64
+  // d 64 (sm_90, CUDA 13.0). Not in the dense d = 128 64 x 64 kernel, where the second copy
+  // of the P loop spilled 4 bytes.
+  static constexpr bool whole_path = prefetch;
   static_assert(QT % (2 * QH) == 0, "a part is whole k16 query steps");
   static constexpr int KS = D / 16;   // k16 steps over d
   static constexpr int CH = D / 8;    // 16-byte chunks of a row of Q, K, V, dO
@@ -252,6 +257,14 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
       }
     }
 
+    // Whether every warp's keys see every row of the visit through the interval terms (each
+    // thread's two keys: every row below q_all, or the rows inside [q_first, q_end)); a key
+    // past Nkv sees none. One vote per warp, so the branch below is uniform.
+    bool whole = true;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) whole &= (q0 + BM <= q_all[hh]) | ((q_first[hh] <= q0) & (q0 + BM <= q_end[hh]));
+    const bool whole_visit = K::whole_path && __all_sync(0xffffffffu, whole);
+
     // The visit's queries in QH parts of BM / QH (a part's S^T, dP^T, P^T, dS^T and its
     // share of dV, dK and dS, in query order): QH = 2 halves the S^T and dP^T accumulators
     // (32 registers instead of 64) for K and V fragments loaded once per part.
@@ -284,30 +297,40 @@ __global__ void __launch_bounds__(K::threads, 1) flash2_bwd_kernel(const __grid_
 
       // ---- P^T from lse (masked pairs 0), dS^T = P^T (dP^T - D) --------------
       // Element (key key_row + g + 8 hh, query (qh QTP + nt) * 8 + 2 t + e) is [nt][2 hh + e].
+      // masked: the visibility per element; not masked (the warp's keys see every row of the
+      // visit: each row then has a visible key, lse finite) none.
+      auto p_and_ds = [&](auto masked) {
 #pragma unroll
-      for (int nt = 0; nt < QTP; ++nt)
+        for (int nt = 0; nt < QTP; ++nt)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int qn = qh * QTP + nt;  // the query tile in the visit
-          const int qc = qn * 8 + 2 * t + e;
-          const int i = static_cast<int>(q0) + qc;
-          const float l2 = s_lse[qc] * log2e, dd = s_delta[qc];
-          const bool row_seen = l2 != neg_inf;
+          for (int e = 0; e < 2; ++e) {
+            const int qn = qh * QTP + nt;  // the query tile in the visit
+            const int qc = qn * 8 + 2 * t + e;
+            const int i = static_cast<int>(q0) + qc;
+            const float l2 = s_lse[qc] * log2e, dd = s_delta[qc];
+            const bool row_seen = l2 != neg_inf;
 #pragma unroll
-          for (int hh = 0; hh < 2; ++hh) {
-            // Bitwise, and an exp for every element of -inf where masked (2^-inf = 0): with && and
-            // || and the exp only where visible nvcc branched around each exp. Per visit (first to
-            // last HMMA, sm_90, CUDA 13.0) at 64 x 128 d 128: 66 BRA, 17 BSSY, 1481 instructions
-            // before, 18, 2, 1388 now; dense 64 x 64 d 128: 57, 19, 1247 -> 6, 2, 1152; 64 x 64
-            // d 64: 84, 39, 1288 -> 18, 7, 1176 (and 12 registers fewer). A select after the exp
-            // took 1344 at 64 x 128 but spilled 4 bytes in the dense kernel.
-            const bool vis = row_seen & ((i < q_all[hh]) | ((q_first[hh] <= i) & (i < q_end[hh])) |
-                                         (((sparse_bits >> (16 * hh + 2 * qn + e)) & 1u) != 0u));
-            const float pe = fast_exp2(vis ? fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2) : neg_inf);
-            st[nt][2 * hh + e] = pe;
-            dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
+            for (int hh = 0; hh < 2; ++hh) {
+              // Bitwise, and an exp for every element, of -inf where masked (2^-inf = 0): with &&
+              // and || and the exp only where visible nvcc branched around each exp. Per visit
+              // (first to last HMMA, sm_90, CUDA 13.0) at 64 x 128 d 128: 66 BRA, 17 BSSY, 1481
+              // instructions before, 18, 2, 1388 after; dense 64 x 64 d 128: 57, 19, 1247 -> 6, 2,
+              // 1152; 64 x 64 d 64: 84, 39, 1288 -> 18, 7, 1176. Other spellings of the same
+              // select (after the exp, or on a temporary) spilled 4 bytes in the dense kernel.
+              bool vis = true;
+              if constexpr (decltype(masked)::value)
+                vis = row_seen & ((i < q_all[hh]) | ((q_first[hh] <= i) & (i < q_end[hh])) |
+                                  (((sparse_bits >> (16 * hh + 2 * qn + e)) & 1u) != 0u));
+              const float pe = fast_exp2(vis ? fmaf(st[nt][2 * hh + e], prm.scale_log2, -l2) : neg_inf);
+              st[nt][2 * hh + e] = pe;
+              dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dd);
+            }
           }
-        }
+      };
+      if (whole_visit)  // false at compile time without K::whole_path
+        p_and_ds(std::false_type{});
+      else
+        p_and_ds(std::true_type{});
 
         // ---- dV += P^T dO, dK += dS^T Q (A fragments from the C fragments) -----
 #pragma unroll
