@@ -288,8 +288,8 @@ step fp8 "$out/fp8.log" "${GPU_CHECK_FP8_S:-90}" "$root/scripts/resume_sweep.sh"
 # and sparse (the transposed lists); causal at Nq = Nkv (cuDNN's band top-left aligned) beside
 # Nq = Nkv - 64 (bottom-right: at 20cfac8 cuDNN's causal backward skipped no tile with it); the
 # sparse row on local:8191,0 (causal's pairs and tiles, through its lists) runs the general
-# d 128 64 x 64 kernel (queries in halves, sparse code, the next visit's rows prefetched) beside
-# flash2 causal's dense one (all 64 queries at once, no prefetch).
+# d 128 64 x 64 kernel (queries in halves, sparse code, the next visit's rows prefetched, whole
+# visits unmasked) beside flash2 causal's dense one (all 64 queries at once, neither).
 # The cuDNN rows only where the build has them (an unknown variant name is an error).
 lib_rows='"flash2", "cublas_unfused"'
 gqa_rows='"flash2"'
